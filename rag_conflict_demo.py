@@ -211,7 +211,8 @@ _QUANTITY_RE = re.compile(rf"""
     (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion))?
     (?!\w)
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
-    (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+(?:\s+per\s+[A-Za-z]+)?)?
+    (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+)?
+    (?P<rate>\s+per\s+[A-Za-z]+)?                     # '$25 per month', '500 requests per minute'
 """, re.X | re.I)
 _DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
                       r"|\b\d{1,2}:\d{2}(?::\d{2})?\b")
@@ -251,7 +252,7 @@ def extract_quantities(text: str) -> list[Quantity]:
     text = _DATE_RE.sub(lambda m: " " * len(m.group()), text)  # dates and clock times claim nothing
     found = []
     for m in _QUANTITY_RE.finditer(text):
-        cur, num, suffix, mag, pct, unit = m.group("cur", "num", "suffix", "mag", "pct", "unit")
+        cur, num, suffix, mag, pct, unit, rate = m.group("cur", "num", "suffix", "mag", "pct", "unit", "rate")
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
@@ -260,12 +261,16 @@ def extract_quantities(text: str) -> list[Quantity]:
             continue                                   # 'version 2.0' labels a release, claims nothing
         value = _parse_number(num) * _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         unit_key = "%" if pct else cur or (_unit_key(unit) if unit else "")
+        if rate and (unit_key and not (cur and unit)):
+            unit_key += "/" + stem(rate.split()[-1].lower())
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
             plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
             if plain_year or (not unit_key and (is_word or (value == int(value) and abs(value) < 10))):
                 continue
-        if pct:
+        if rate and unit_key.endswith("/" + stem(rate.split()[-1].lower())):
+            end = m.end("rate")
+        elif pct:
             end = m.end("pct")
         elif unit and not cur:
             end = m.end("unit")
@@ -310,6 +315,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("rejected denied", "approved granted"),
         ("inactive", "active"),
         ("dead deceased", "alive living"),
+        ("sell underperform underweight", "buy outperform overweight"),
     ))
 
 
@@ -1126,8 +1132,9 @@ class ConflictAwareRAG:
     """Retrieve, detect conflicts once, then answer naively (full context) and/or resolved."""
 
     def __init__(self, retriever: Retriever, detector: ConflictDetector, reader: Reader,
-                 top_k: int = DEFAULT_TOP_K) -> None:
+                 top_k: int = DEFAULT_TOP_K, log_conflicts: bool = True) -> None:
         self.retriever, self.detector, self.reader, self.top_k = retriever, detector, reader, top_k
+        self.log_conflicts = log_conflicts
         self.timings_ms: dict[str, float] = {}        # the last ask(), per stage
 
     def ask(self, query: str, modes: Sequence[str] = ("naive", "resolved")) -> list[RAGResponse]:
@@ -1139,7 +1146,7 @@ class ConflictAwareRAG:
         clock = time.perf_counter()
         report = self.detector.detect(contexts, embeddings, query)
         self.timings_ms["detect"] = 1000 * (time.perf_counter() - clock)
-        if report.has_conflict:
+        if report.has_conflict and self.log_conflicts:
             log.warning("Conflict detected: %s", "; ".join(
                 f"{p.a} ↔ {p.b} ({p.kind}, topic_sim={p.topic_sim:.3f})" for p in report.pairs))
         responses, self.timings_ms["resolve"], self.timings_ms["read"] = [], 0.0, 0.0
@@ -1287,7 +1294,8 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     for n, case in enumerate(cases, start=1):
         clock = time.perf_counter()
         embeddings = vectors[[row_of[document_text_for_embedding(d)] for d in case.documents]]
-        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings), detector, reader, top_k)
+        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings), detector, reader, top_k,
+                               log_conflicts=False)
         naive, resolved = rag.ask(case.query)
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
                      "detected": resolved.report.has_conflict, "seconds": time.perf_counter() - clock,
@@ -1512,7 +1520,17 @@ def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, 
     return results[0] if len(results) == 1 else {"scenarios": results}
 
 
-def main(argv: list[str] | None = None) -> int:
+Models = tuple[Embedder, ConflictDetector, Reader]
+
+
+def load_models(args: argparse.Namespace) -> Models:
+    """The real models the flags name; tests inject offline ones instead."""
+    embedder = load_embedder(args.embed_model)
+    return (embedder, make_detector(args.nli_model, args.topic_threshold),
+            make_reader(args.reader, args.qa_model, embedder))
+
+
+def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], Models] = load_models) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.top_k < 1:
@@ -1525,7 +1543,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_tests(with_models=args.test_models)
     setup_logging(args.quiet)
     try:
-        return run(args)
+        return run(args, models)
     except (InputError, ModelError) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1
@@ -1537,7 +1555,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]) -> int:
     """Everything after parsing; expected failures raise InputError or ModelError."""
     palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
     if args.eval:
@@ -1547,9 +1565,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_bench(args)
         print(json.dumps(result, indent=2) if args.json else render_bench(result))
         return 0
-    embedder = load_embedder(args.embed_model)
-    detector = make_detector(args.nli_model, args.topic_threshold)
-    reader = make_reader(args.reader, args.qa_model, embedder)
+    embedder, detector, reader = models(args)
     if args.eval:
         result = run_eval(cases, embedder, detector, reader, args.top_k, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
@@ -1781,6 +1797,162 @@ class TestPipeline(unittest.TestCase):
             os.environ.update({k: v for k, v in saved.items() if v is not None})
 
 
+class CLITestCase(unittest.TestCase):
+    """Runs main() in-process on offline models and files in a temporary folder."""
+
+    def setUp(self) -> None:
+        import tempfile
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def file(self, name: str, content: str | bytes) -> str:
+        path = Path(self.tmp.name, name)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return str(path)
+
+    @staticmethod
+    def offline_models(args: argparse.Namespace) -> Models:
+        embedder = HashingEmbedder()
+        return embedder, ConflictDetector(0.3), EmbeddingReader(embedder)
+
+    def cli(self, *argv: str) -> tuple[int, str, str]:
+        import contextlib
+        import io
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(argv), models=self.offline_models)
+            except SystemExit as exc:                  # argparse usage errors
+                code = exc.code
+        return code, out.getvalue(), err.getvalue()
+
+
+GOOD_KB = "\n".join(json.dumps(d) for d in (
+    {"doc_id": "p1", "title": "Pricing-2023", "timestamp": "2023-01-10", "text": "The Pro plan costs $20 per month."},
+    {"doc_id": "p2", "title": "Pricing-2024", "timestamp": "2024-02-01T09:00:00+01:00",
+     "text": "The Pro plan costs $25 per month.", "source": "wiki"},
+    {"doc_id": "o1", "text": "Our office is open on weekdays."}))
+
+
+class TestInput(CLITestCase):
+    def test_good_file_loads_with_defaults_and_metadata(self) -> None:
+        docs = load_documents(self.file("kb.jsonl", GOOD_KB))
+        self.assertEqual([d.doc_id for d in docs], ["p1", "p2", "o1"])
+        self.assertEqual((docs[2].title, docs[2].timestamp, docs[1].metadata), ("o1", "", {"source": "wiki"}))
+        as_array = load_documents(self.file("kb.json", "[" + ",".join(GOOD_KB.splitlines()) + "]"))
+        self.assertEqual(as_array, docs)
+
+    def test_bad_files_name_file_line_and_problem(self) -> None:
+        good = '{"doc_id": "a", "text": "x"}\n'
+        cases = {
+            "empty": (b"", "file is empty"),
+            "blank": (b"  \n\n", "file is empty"),
+            "empty_array": (b"[]", "holds no documents"),
+            "invalid": (good + '{"doc_id": "b", "text": }\n', ":2: invalid JSON"),
+            "not_object": (good + '"just text"\n', ":2: expected a JSON object"),
+            "no_id": (good + '{"text": "x"}\n', ":2: missing field 'doc_id'"),
+            "no_text": ('{"doc_id": "a"}\n', ":1: missing field 'text'"),
+            "not_string": ('{"doc_id": 7, "text": "x"}\n', "field 'doc_id' must be a string"),
+            "duplicate": (good + good, ":2: duplicate doc_id 'a' (first at"),
+            "bad_time": ('{"doc_id": "a", "text": "x", "timestamp": "last Tuesday"}\n', "unparseable timestamp"),
+            "empty_text": ('{"doc_id": "a", "text": "  \\n "}\n', "has empty text"),
+            "latin1": (good.encode() + b'{"doc_id": "b", "text": "caf\xe9"}\n', ":2: not UTF-8"),
+        }
+        for name, (content, message) in cases.items():
+            path = self.file(name + ".jsonl", content)
+            code, out, err = self.cli("--kb", path, "--query", "q?")
+            self.assertEqual(code, 1, name)
+            self.assertIn(message, err, name)
+            self.assertIn(path, err, name)
+            self.assertEqual((err.count("\n"), out), (1, ""), name)   # one line, no traceback
+        for path, message in ((str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
+                              (self.tmp.name, "is a directory")):
+            code, _, err = self.cli("--kb", path, "--query", "q?")
+            self.assertEqual((code, err.count("\n")), (1, 1))
+            self.assertIn(message, err)
+
+    def test_usage_errors_exit_2(self) -> None:
+        for argv in (["--top-k", "0"], ["--top-k", "-3"], ["--query", "   "], ["--topic-threshold", "2"]):
+            code, _, err = self.cli(*argv)
+            self.assertEqual(code, 2, argv)
+            self.assertIn("error:", err)
+
+
+class TestOutputs(CLITestCase):
+    def test_query_json_schema(self) -> None:
+        code, out, _ = self.cli("--kb", self.file("kb.jsonl", GOOD_KB), "--query", "What does the Pro plan cost?",
+                                "--json", "--top-k", "3")
+        result = json.loads(out)
+        self.assertEqual((code, result["query"], [r["mode"] for r in result["runs"]]),
+                         (0, "What does the Pro plan cost?", ["naive", "resolved"]))
+        for run in result["runs"]:
+            self.assertEqual(set(run), {"mode", "answer", "confidence", "conflict", "sources", "warning"})
+            self.assertTrue(0.0 <= run["confidence"] <= 1.0)
+            self.assertEqual(set(run["sources"][0]), {"doc_id", "title", "timestamp", "score"})
+            pair = run["conflict"]["pairs"][0]
+            self.assertEqual((pair["a"], pair["b"], pair["kind"]), ("p1", "p2", "numerical"))
+            self.assertIsInstance(pair["topic_sim"], float)
+        cluster = result["runs"][1]["conflict"]["clusters"][0]
+        self.assertEqual((cluster["kept"], cluster["discarded"], cluster["strategy"]), (["p2"], ["p1"], "recency"))
+        self.assertEqual(result["runs"][1]["answer"], "$25 per month")
+
+    def test_report_appends_one_line_per_query(self) -> None:
+        report = Path(self.tmp.name, "reports.jsonl")
+        kb = self.file("kb.jsonl", GOOD_KB)
+        for _ in range(2):
+            self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
+        lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+        self.assertEqual(len(lines), 2)
+        self.assertEqual((lines[0]["discarded"], lines[0]["pairs"][0]["kind"]), (["p1"], "numerical"))
+
+    def test_surface_strategy_shows_both_claims(self) -> None:
+        # same date, and opinions: recency must not decide
+        kb = "\n".join(json.dumps({"doc_id": i, "title": t, "timestamp": "2024-03-01", "kind": "opinion",
+                                   "text": f"Analyst {n} rates Acme stock a {r}."})
+                       for i, t, n, r in (("s", "Analyst-Note-Smith", "Smith", "buy"),
+                                          ("j", "Analyst-Note-Jones", "Jones", "sell")))
+        code, out, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
+                                "--json", "--top-k", "2", "--mode", "resolved")
+        run = json.loads(out)["runs"][0]
+        self.assertEqual(run["conflict"]["clusters"][0]["strategy"], "surface")
+        self.assertTrue(run["answer"].startswith("Sources disagree: "), run["answer"])
+        self.assertIn("(Analyst-Note-Smith, 2024-03-01)", run["answer"])
+        self.assertIn("(Analyst-Note-Jones, 2024-03-01)", run["answer"])
+
+    def test_eval_json_and_scoring(self) -> None:
+        case = {"id": "c1", "category": "outdated", "query": "What does the Pro plan cost?",
+                "expected_answers": ["$25"], "expect_conflict": True,
+                "documents": [json.loads(line) for line in GOOD_KB.splitlines()]}
+        path = self.file("cases.jsonl", json.dumps(case) + "\n" + json.dumps(
+            {**case, "id": "c2", "category": "none", "expect_conflict": False}))
+        code, out, _ = self.cli("--eval", path, "--json", "--quiet")
+        result = json.loads(out)
+        self.assertEqual(code, 0)
+        first = result["cases"][0]
+        self.assertEqual((first["detected"], first["naive"]["gold_in_context"], first["resolved"]["answer"]),
+                         (True, True, "$25 per month"))
+        overall = result["summary"]["overall"]
+        self.assertEqual((overall["cases"], overall["precision"], overall["recall"]), (2, 0.5, 1.0))
+        self.assertEqual(result["summary"]["none"]["recall"], None)      # no positives: undefined
+
+    def test_answer_scoring_rules(self) -> None:
+        self.assertTrue(answer_correct("It is  Kash   Patel.", ["kash patel"]))
+        self.assertFalse(answer_correct("It is Bob.", ["kash patel"]))
+        self.assertFalse(answer_correct(" ".join(["word"] * 30) + " Kash Patel", ["Kash Patel"]))  # a passage
+        self.assertTrue(contains_gold("long context ... Kash Patel ...", ["Kash Patel"]))
+
+    def test_library_use_without_the_cli(self) -> None:
+        # the README's snippet: contexts and embeddings the caller already has, no model load
+        contexts = [RetrievedContext(Document("old", "Limits-v1", "The limit is 100 requests per minute.",
+                                              "2023-02-10"), 0.81),
+                    RetrievedContext(Document("new", "Limits-v2", "The limit increased to 500 requests per minute.",
+                                              "2023-09-20"), 0.69)]
+        embeddings = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
+        report = ConflictDetector().detect(contexts, embeddings, query="What is the rate limit?")
+        resolution = resolve(contexts, report)
+        self.assertEqual([c.document.doc_id for c in resolution.kept], ["new"])
+
+
 class TestModelPlumbing(unittest.TestCase):
     """Tiny random-weight models built from a config with the installed MiniLM tokenizer; no download."""
 
@@ -1889,7 +2061,8 @@ def run_tests(with_models: bool = False) -> int:
     return 0 if failed == 0 else 1
 
 
-TEST_CASES = (TestQuantities, TestDetector, TestResolution, TestSpanDecoding, TestPipeline)
+TEST_CASES = (TestQuantities, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput,
+              TestOutputs)
 MODEL_TEST_CASES = (TestModelPlumbing,)
 
 
