@@ -643,42 +643,66 @@ class Retriever:
 # conflict detector
 
 @dataclass(frozen=True)
-class DocClaims:
-    """What one document says about the query, extracted once per document."""
-    doc_id: str
-    sentences: tuple[str, ...]                       # the sentences that answer the query
-    quantities: tuple[tuple[Quantity, frozenset[str]], ...]  # each with its sentence's qualifiers
+class SentenceClaims:
+    """What one sentence claims, whatever the query asks: extracted once per document, then cached."""
+    text: str
+    words: frozenset[str]                            # stemmed content words
+    figures: tuple[tuple[Quantity, frozenset[str]], ...]  # each figure with its qualifiers
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
-    names: frozenset[str]                            # name words, for who/which/where questions
-    words: frozenset[str]                            # content words of the sentences
-    values: frozenset[float] = frozenset()           # value_key of every quantity
-
-    @property
-    def units(self) -> frozenset[str]:
-        return frozenset(q.unit for q, _ in self.quantities)
+    names: frozenset[str]                            # name words (query words not yet removed)
 
 
-def relevant_sentences(text: str, query_words: frozenset[str], keep: int = 2) -> list[str]:
-    """The keep sentences sharing most content words with the query (all when there is no query)."""
-    sentences = [text[s:e] for s, e in sentence_spans(text)]
-    if not query_words:
-        return sentences
-    overlap = [len(query_words & content_words(s)) for s in sentences]
-    ranked = sorted((i for i in range(len(sentences)) if overlap[i] > 0), key=lambda i: (-overlap[i], i))
-    return [sentences[i] for i in sorted(ranked[:keep])]
+def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
+    """Every sentence of text with its claims."""
+    analysed = []
+    for s, e in sentence_spans(text):
+        sentence = text[s:e]
+        analysed.append(SentenceClaims(
+            sentence, content_words(sentence),
+            tuple((q, figure_qualifiers(sentence, q)) for q in extract_quantities(sentence)),
+            find_signals(sentence), find_states(sentence), find_names(sentence, frozenset())))
+    return tuple(analysed)
+
+
+@dataclass(frozen=True, eq=False)
+class DocClaims:
+    """What one document says about the query: its most relevant sentences' claims, merged."""
+    doc_id: str
+    sentences: tuple[str, ...]                       # the sentences that answer the query
+    figures: dict[str, tuple[tuple[Quantity, frozenset[str]], ...]]  # by unit: figure, qualifiers
+    unit_values: dict[str, frozenset[float]]         # by unit: value_key of its figures
+    values: frozenset[float]                         # value_key of every figure, any unit
+    signals: frozenset[str]
+    states: frozenset[tuple[int, int]]
+    names: frozenset[str]                            # for who/which/where questions, else empty
+    words: frozenset[str]                            # content words, signal words left out
+
+
+def claims_for_query(doc_id: str, analysed: Sequence[SentenceClaims], query_words: frozenset[str],
+                     names_answer: bool = False, keep: int = 2) -> DocClaims:
+    """Merge the claims of the keep sentences sharing most words with the query (all without one)."""
+    chosen: Sequence[SentenceClaims] = analysed
+    if query_words:
+        overlap = [len(query_words & s.words) for s in analysed]
+        ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
+        chosen = [analysed[i] for i in sorted(ranked[:keep])]
+    figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
+    for sentence in chosen:
+        for q, qual in sentence.figures:
+            figures.setdefault(q.unit, []).append((q, qual))
+    signals = frozenset().union(*(s.signals for s in chosen))
+    names = frozenset().union(*(s.names for s in chosen)) if names_answer else frozenset()
+    unit_values = {u: frozenset(value_key(q) for q, _ in f) for u, f in figures.items()}
+    return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
+                     unit_values, frozenset().union(*unit_values.values()), signals,
+                     frozenset().union(*(s.states for s in chosen)),
+                     frozenset(n for n in names if stem(n) not in query_words),
+                     frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
 
 
 def extract_claims(doc: Document, query_words: frozenset[str], names_answer: bool = False) -> DocClaims:
-    """The claims of doc's query-relevant sentences; names only when the question asks for one."""
-    sentences = relevant_sentences(doc.text, query_words)
-    quantities = tuple((q, figure_qualifiers(s, q)) for s in sentences for q in extract_quantities(s))
-    joined = " ".join(sentences)
-    signals = find_signals(joined)
-    return DocClaims(doc.doc_id, tuple(sentences), quantities, signals, find_states(joined),
-                     find_names(joined, query_words) if names_answer else frozenset(),
-                     content_words(joined) - {stem(s) for s in signals},
-                     frozenset(value_key(q) for q, _ in quantities))
+    return claims_for_query(doc.doc_id, analyse_sentences(doc.text), query_words, names_answer)
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -687,13 +711,11 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Claims of one unit whose values never agree, about the same subject: each side's texts."""
-    for unit in sorted(a.units & b.units):
-        side_a = [(q, qual) for q, qual in a.quantities if q.unit == unit]
-        side_b = [(q, qual) for q, qual in b.quantities if q.unit == unit]
-        if any(value_key(q) in b.values for q, _ in side_a) or any(value_key(q) in a.values for q, _ in side_b):
+    """Figures of one unit whose values never agree, about the same subject: each side's texts."""
+    for unit in sorted(a.figures.keys() & b.figures.keys()):
+        if not (a.unit_values[unit].isdisjoint(b.values) and b.unit_values[unit].isdisjoint(a.values)):
             continue                                   # some value is stated by both: they agree
-        clashing = [(qa, qb) for qa, la in side_a for qb, lb in side_b if not _complementary(la, lb)]
+        clashing = [(qa, qb) for qa, la in a.figures[unit] for qb, lb in b.figures[unit] if not _complementary(la, lb)]
         if clashing:
             return (list(dict.fromkeys(q.text for q, _ in clashing)),
                     list(dict.fromkeys(q.text for _, q in clashing)))
@@ -722,29 +744,75 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     return len(a.words & b.words) / len(a.words | b.words) >= 0.5
 
 
+def _interned(values: Sequence[Any]) -> np.ndarray:
+    """One small integer per distinct value: equal sets get equal ids, so arrays can compare them."""
+    ids: dict[Any, int] = {}
+    return np.array([ids.setdefault(v, len(ids)) for v in values], dtype=np.int64)
+
+
+def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """For pairs (rows[n], cols[n]), False where no built-in check can fire: a cheap array test.
+
+    Numerical needs a shared unit and value sets that differ; state needs opposite pure states;
+    entity needs two different non-empty name sets; signal needs two different signal sets.
+    """
+    unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
+    units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
+    for d, c in enumerate(claims):
+        for u in c.figures:
+            units[d, unit_ids[u] // 64] |= np.uint64(1 << (unit_ids[u] % 64))
+    values, names, signals = (_interned([getattr(c, f) for c in claims]) for f in ("values", "names", "signals"))
+    has_names = np.array([bool(c.names) for c in claims])
+    pure = np.array([sum(1 << (2 * row + side) for row, side in c.states if (row, 1 - side) not in c.states)
+                     for c in claims], dtype=np.int64)  # bit 2*row+side: only that side of the row
+    opposite = ((pure & 0x5555555555555555) << 1) | ((pure >> 1) & 0x5555555555555555)
+    numeric = (units[rows] & units[cols]).any(axis=1) & (values[rows] != values[cols])
+    state = (pure[rows] & opposite[cols]) != 0
+    entity = has_names[rows] & has_names[cols] & (names[rows] != names[cols])
+    return numeric | state | entity | (signals[rows] != signals[cols])
+
+
 class ConflictDetector:
     """Flags pairs of retrieved documents that contradict each other on what the query asks.
 
     Topic similarities come from the retriever's embeddings (no encoder pass); claims are
-    extracted once per document; only pairs above the topic gate are checked.
+    extracted once per document; only pairs above the topic gate are examined, and the exact
+    per-pair checks run only where a cheap array test says they can fire.
     """
+
+    checks_every_pair = False   # a subclass whose _pair_conflict_reason adds a check sets True
 
     def __init__(self, topic_threshold: float = DEFAULT_TOPIC_THRESHOLD) -> None:
         self.topic_threshold = topic_threshold
+        self._analysed: dict[str, tuple[SentenceClaims, ...]] = {}   # document text -> sentence claims
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                query: str | None = None) -> ConflictReport:
         query_words = content_words(query) if query else frozenset()
         names_answer = bool(query and _ENTITY_QUESTION_RE.search(query))
-        claims = [extract_claims(c.document, query_words, names_answer) for c in contexts]
+        claims = [claims_for_query(c.document.doc_id, self._analyse(c.document.text), query_words, names_answer)
+                  for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         rows, cols = np.nonzero(np.triu(sims >= self.topic_threshold, k=1))
+        examined = len(rows)
+        if not self.checks_every_pair:                  # the exact checks only where they can fire
+            keep = may_conflict(claims, rows, cols)
+            rows, cols = rows[keep], cols[keep]
         pairs = []
-        for i, j in zip(rows.tolist(), cols.tolist()):
-            pair = self._pair_conflict_reason(claims[i], claims[j], float(sims[i, j]))
+        for i, j, sim in zip(rows.tolist(), cols.tolist(), sims[rows, cols].tolist()):
+            pair = self._pair_conflict_reason(claims[i], claims[j], sim)
             if pair is not None:
                 pairs.append(pair)
-        return ConflictReport(bool(pairs), tuple(pairs), len(rows))
+        return ConflictReport(bool(pairs), tuple(pairs), examined)
+
+    def _analyse(self, text: str) -> tuple[SentenceClaims, ...]:
+        """Sentence claims of a document text, extracted once per process (bounded cache)."""
+        found = self._analysed.get(text)
+        if found is None:
+            found = self._analysed[text] = analyse_sentences(text)
+            if len(self._analysed) > 50_000:
+                self._analysed.pop(next(iter(self._analysed)))
+        return found
 
     def _pair_conflict_reason(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
         """Why a and b contradict each other, or None. Override (and call super) to add a detector."""
@@ -801,6 +869,8 @@ class NLIModel:
 
 class NLIConflictDetector(ConflictDetector):
     """The heuristics, then an NLI cross-encoder on the query-relevant sentences of both sides."""
+
+    checks_every_pair = True
 
     def __init__(self, nli: NLIModel, topic_threshold: float = DEFAULT_TOPIC_THRESHOLD,
                  min_probability: float = 0.5) -> None:
@@ -1328,6 +1398,160 @@ def render_eval(summary: dict[str, dict[str, Any]]) -> str:
                      f"{cell(s['mean_seconds'], 8)}")
     lines.append("P/R/F1: conflict detection; acc: answer holds a gold answer in <= 30 words; "
                  "gic: gold answer in the reader's context")
+    return "\n".join(lines)
+
+
+# -----------------------------------------------------------------------------
+# benchmark (--bench): what each stage costs, measured in one process
+
+def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05, seed: int = 0) -> list[Document]:
+    """n documents restating base: each figure in another written form (same value), a share
+    `changed` of them with a different value, other dates and openers. Seeded, deterministic."""
+    import random
+    from datetime import timedelta
+    rng = random.Random(seed)
+    openers = ("", "Note: ", "Summary: ", "As reported, ", "Per the team's memo, ", "In short, ")
+
+    def restate(q: Quantity) -> str:
+        if rng.random() < changed:                     # a stale or revised figure
+            return re.sub(r"\d+(?:\.\d+)?", lambda m: f"{float(m.group()) * rng.choice((2, 3, 5)):g}", q.text, 1)
+        if q.unit == "$" and q.value >= 1e6:
+            return rng.choice((f"${q.value / 1e6:g}M", f"${q.value:,.0f}", f"${q.value / 1e6:g} million"))
+        return q.text
+
+    docs = []
+    for i in range(n):
+        doc = base[i % len(base)]
+        text, cut = [], 0
+        for q in extract_quantities(doc.text):
+            text += [doc.text[cut:q.start], restate(q)]
+            cut = q.end
+        moment = parse_timestamp(doc.timestamp) or datetime(2024, 1, 1, tzinfo=timezone.utc)
+        stamp = (moment + timedelta(days=rng.randint(-400, 400))).date().isoformat()
+        docs.append(Document(f"syn-{i:04d}", f"{doc.title}-{i}",
+                             rng.choice(openers) + "".join(text) + doc.text[cut:], stamp))
+    return docs
+
+
+def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        clock = time.perf_counter()
+        fn()
+        times.append(1000 * (time.perf_counter() - clock))
+    return sorted(times)[len(times) // 2]
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since exec (VmHWM; ru_maxrss would count the parent's
+    pages that a forked child held before exec)."""
+    with open("/proc/self/status", encoding="utf-8") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+
+
+_CHILD_PREAMBLE = ("import atexit, sys\n"
+                   "def _peak():\n"
+                   "    with open('/proc/self/status', encoding='utf-8') as f:\n"
+                   "        kb = next(int(l.split()[1]) for l in f if l.startswith('VmHWM'))\n"
+                   "    print(f'peak_kb={kb}', file=sys.stderr)\n"
+                   "atexit.register(_peak)\n")
+
+
+def _timed_child(code: str, args: Sequence[str] = ()) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of a fresh Python running code with sys.argv[1:] = args."""
+    import subprocess
+    clock = time.perf_counter()
+    child = subprocess.run([sys.executable, "-c", _CHILD_PREAMBLE + code, *args], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+    seconds = time.perf_counter() - clock
+    peaks = re.findall(r"peak_kb=(\d+)", child.stderr)
+    if child.returncode != 0 or not peaks:
+        raise ModelError(f"benchmark child failed (exit {child.returncode}): {child.stderr.strip()[-200:]}")
+    return seconds, int(peaks[-1]) / 1024
+
+
+def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
+    """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
+    clock = time.perf_counter()
+    _quiet_hf()
+    import sentence_transformers  # noqa: F401  (torch and transformers come with it)
+    result: dict[str, Any] = {"import_s": round(time.perf_counter() - clock, 3)}
+    clock = time.perf_counter()
+    embedder = SentenceEmbedder(resolve_embed_model(args.embed_model))
+    result["model_load_s"] = {"embedder": round(time.perf_counter() - clock, 3)}
+    clock = time.perf_counter()
+    reader = make_reader(args.reader, args.qa_model, embedder)
+    result["model_load_s"]["reader " + type(reader).__name__] = round(time.perf_counter() - clock, 3)
+    calls = embedder.calls
+    rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), ConflictDetector(args.topic_threshold),
+                           reader, args.top_k, log_conflicts=False)
+    result["kb_encoder_passes"] = embedder.calls - calls
+    stages: dict[str, list[float]] = {"retrieve": [], "detect": [], "resolve": [], "read": []}
+    first: dict[str, list[float]] = {stage: [] for stage in stages}
+    passes = 0
+    for _, query in DEMO_SCENARIOS:
+        for n in range(repeats):
+            rag.ask(query)
+            for stage, ms in rag.timings_ms.items():
+                (first if n == 0 else stages)[stage].append(ms)
+        contexts, embeddings = rag.retriever.search(query, rag.top_k)
+        calls = embedder.calls
+        rag.detector.detect(contexts, embeddings, query)
+        passes += embedder.calls - calls
+    result["per_query_ms"] = {s: round(sorted(v)[len(v) // 2], 3) for s, v in stages.items()}
+    result["per_query_first_ms"] = {s: round(sorted(v)[len(v) // 2], 3) for s, v in first.items()}
+    result["detect_encoder_passes"] = passes
+    synthetic = synthetic_documents(demo_knowledge_base(), 1000)
+    vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
+    scaling = []
+    for k in (3, 10, 100, 1000):
+        contexts = [RetrievedContext(d, 0.0) for d in synthetic[:k]]
+        detector = ConflictDetector(args.topic_threshold)  # cold: claims not yet extracted
+        clock = time.perf_counter()
+        report = detector.detect(contexts, vectors[:k])
+        cold_ms = 1000 * (time.perf_counter() - clock)
+        ms = _median_ms(lambda: detector.detect(contexts, vectors[:k]), 3 if k == 1000 else repeats)
+        scaling.append({"k": k, "ms": round(ms, 3), "cold_ms": round(cold_ms, 3),
+                        "pairs_examined": report.pairs_examined, "pairs_flagged": len(report.pairs)})
+    result["detect_scaling"] = scaling
+    me = str(Path(__file__).resolve())
+    run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
+    floor_code = ("import sentence_transformers\n"
+                  f"sentence_transformers.SentenceTransformer({resolve_embed_model(args.embed_model)!r}, device='cpu')")
+    runs: dict[str, list[tuple[float, float]]] = {"floor": [], "demo": []}
+    for _ in range(3):                                  # alternate, so drift hits both alike
+        runs["floor"].append(_timed_child(floor_code))
+        runs["demo"].append(_timed_child(run_me, ["--quiet", "--no-color", "--reader", args.reader]))
+    floor_s = sorted(t for t, _ in runs["floor"])[1]
+    demo_s = sorted(t for t, _ in runs["demo"])[1]
+    result["demo_vs_floor"] = {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
+                               "ratio": round(demo_s / floor_s, 3),
+                               "floor_peak_rss_mb": round(max(m for _, m in runs["floor"]), 1),
+                               "demo_peak_rss_mb": round(max(m for _, m in runs["demo"]), 1)}
+    result["cli_s"] = {name: round(sorted(_timed_child(run_me, [flag])[0] for _ in range(3))[1], 3)
+                       for name, flag in (("help", "--help"), ("test", "--test"))}
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+
+
+def render_bench(result: dict[str, Any]) -> str:
+    lines = [f"{'import torch + transformers + sentence-transformers':<52}{result['import_s']:>10.2f} s"]
+    lines += [f"{'load ' + name:<52}{s:>10.2f} s" for name, s in result["model_load_s"].items()]
+    lines += [f"{'per query, ' + stage + ' (median of repeats / first ask)':<52}{ms:>10.2f} ms  / "
+              f"{result['per_query_first_ms'][stage]:.2f} ms" for stage, ms in result["per_query_ms"].items()]
+    lines.append(f"{'encoder passes: knowledge base / detection':<52}{result['kb_encoder_passes']:>7} / "
+                 f"{result['detect_encoder_passes']}")
+    for row in result["detect_scaling"]:
+        label = f"detect k={row['k']}: {row['pairs_examined']} pairs gated in, {row['pairs_flagged']} flagged"
+        lines.append(f"{label:<52}{row['ms']:>10.2f} ms  (first call {row['cold_ms']:.2f} ms)")
+    d = result["demo_vs_floor"]
+    lines.append(f"{'bare import + model load (floor, child process)':<52}{d['floor_s']:>10.2f} s")
+    lines.append(f"{'whole demo --quiet --no-color (child process)':<52}{d['demo_s']:>10.2f} s  "
+                 f"= {d['ratio']:.2f} x floor")
+    lines.append(f"{'peak memory: floor / whole demo':<52}{d['floor_peak_rss_mb']:>7.0f} / "
+                 f"{d['demo_peak_rss_mb']:.0f} MB")
+    lines += [f"{'--' + name:<52}{s:>10.2f} s" for name, s in result["cli_s"].items()]
+    lines.append(f"{'this process, peak memory':<52}{result['peak_rss_mb']:>10.0f} MB")
     return "\n".join(lines)
 
 
