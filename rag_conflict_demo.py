@@ -1775,7 +1775,10 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:                             # e.g. piped into `head`: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        try:                                            # so the final flush at exit cannot fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):
+            pass                                        # stdout is not a real file (tests)
         return 0
 
 
@@ -2177,6 +2180,133 @@ class TestOutputs(CLITestCase):
         self.assertEqual([c.document.doc_id for c in resolution.kept], ["new"])
 
 
+def random_text(rng: Any, words: int = 12) -> str:
+    """Random and adversarial text for property tests: figures, dates, signals, states, scripts."""
+    pieces = ("$4.2M", "$4,200,000", "4.2 million", "−3.5%", "10\u00a0000", "1 234 567", "v1.2", "FY2023", "Q4",
+              "2024-01-15", "12:30", "ninety days", "twenty-five", "no longer", "not", "increased", "retired",
+              "available", "closed", "open", "Kash Patel", "Berlin", "Paris", "as of March", "per minute",
+              "requests", "日本語の文書", "مرحبا", "😀", "\u200b", "..", "?", "!", ";", ",", "(", ")", "\n", "-", "e9",
+              "1e309", "0.0000001", "9" * 40, "$", "%", "M", "bn", "Corp.", "Nov. 28", "#", "'s", "’")
+    return " ".join(rng.choice(pieces) if rng.random() < 0.7 else
+                    "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 8)))
+                    for _ in range(words))
+
+
+class TestHardening(CLITestCase):
+    def test_properties_over_random_text(self) -> None:
+        import random
+        rng = random.Random(20261130)
+        texts = [random_text(rng) for _ in range(3000)]
+        for text in texts:
+            extract_quantities(text)                   # never raises
+        detector = ConflictDetector(0.0)
+        same_topic = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+        for n in range(400):                          # 800 of them in pairs
+            text_a, text_b = texts[2 * n], texts[2 * n + 1]
+            docs = [RetrievedContext(Document(f"a{n}", "A", text_a, "2024-01-01"), 0.5),
+                    RetrievedContext(Document(f"b{n}", "B", text_b, rng.choice(("2023-01-01", "2024-01-01", ""))), 0.4)]
+            query = random_text(rng, 4) if n % 2 else None
+            forward = detector.detect(docs, same_topic, query)
+            backward = detector.detect(docs[::-1], same_topic, query)
+            self.assertEqual([p.kind for p in forward.pairs], [p.kind for p in backward.pairs], (text_a, text_b))
+            once = resolve(docs, forward)
+            twice = resolve(once.kept, detector.detect(once.kept, same_topic[:len(once.kept)], query))
+            self.assertEqual([c.document.doc_id for c in twice.kept], [c.document.doc_id for c in once.kept])
+            kept = {c.document.doc_id for c in once.kept}
+            discarded = {d for c in once.clusters for d in c.discarded}
+            self.assertEqual((kept | discarded, kept & discarded), ({f"a{n}", f"b{n}"}, set()))
+
+    def test_long_odd_content(self) -> None:
+        embedder = HashingEmbedder()
+        reader = EmbeddingReader(embedder)
+        filler = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "
+        context = filler * 1500 + "The standard tier limit is 500 requests per minute. " + filler * 100
+        self.assertGreater(len(context), 100_000)
+        answer = reader.read("What is the rate limit of the standard tier?", context)
+        self.assertEqual(context[answer.start:answer.end], answer.text)
+        self.assertEqual(answer.text, "500 requests per minute")
+        docs = [Document(f"d{i}", f"Doc {i}", f"Office {i} employs {i * 7 + 10} people.") for i in range(10_000)]
+        docs.append(Document("long", "Long", context))
+        calls = embedder.calls
+        rag = ConflictAwareRAG(Retriever(docs, embedder), ConflictDetector(0.3), reader, top_k=5)
+        self.assertEqual(embedder.calls, calls + 1)     # the knowledge base in one encode call
+        naive, resolved = rag.ask("What is the rate limit? " + "very " * 2000)   # a 10,000-character query
+        self.assertEqual(len(naive.sources), 5)
+        self.assertIn(resolved.answer, resolved.context)
+
+    def test_timestamps_mixed_future_and_old(self) -> None:
+        # naive datetimes are read as UTC, so they compare with aware ones as instants
+        self.assertEqual(parse_timestamp("2024-03-01T10:00:00"), parse_timestamp("2024-03-01T11:00:00+01:00"))
+        self.assertLess(parse_timestamp("0850-06-01"), parse_timestamp("1899-12-31"))
+        self.assertGreater(parse_timestamp("2999-01-01"), parse_timestamp("2024-01-01T00:00:00Z"))
+        contexts = [RetrievedContext(Document("naive", "N", "x", "2024-03-01T10:30:00"), 0.5),
+                    RetrievedContext(Document("aware", "A", "y", "2024-03-01T11:00:00+01:00"), 0.5)]
+        report = ConflictReport(True, (ConflictPair("naive", "aware", "numerical", "", 0.9, (), ()),), 1)
+        self.assertEqual(resolve(contexts, report).clusters[0].kept, ("naive",))   # 10:30Z is after 10:00Z
+
+    def test_model_paths_fail_clearly_without_loading(self) -> None:
+        wrong = Path(self.tmp.name, "classifier")
+        wrong.mkdir()
+        (wrong / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}', encoding="utf-8")
+        with self.assertRaisesRegex(ModelError, "not a sentence-transformers model"):
+            SentenceEmbedder(str(wrong))
+        with self.assertRaisesRegex(ModelError, "not a \\*ForQuestionAnswering model"):
+            TransformerReader(str(wrong))
+        code, out, err = self.cli_real("--embed-model", str(Path(self.tmp.name, "missing")), "--query", "q?")
+        self.assertEqual((code, out, err.count("\n")), (1, "", 1))
+        self.assertIn("no such folder", err)
+
+    def cli_real(self, *argv: str) -> tuple[int, str, str]:
+        import contextlib
+        import io
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    def test_offline_auto_reader_decides_fast(self) -> None:
+        clock = time.perf_counter()
+        saved = os.environ.pop("HF_HUB_OFFLINE", None)
+        try:
+            usable, why = qa_model_status("some-org/some-qa-model", probe=lambda: False)
+            reader = make_reader("auto", "some-org/some-qa-model", HashingEmbedder(), probe=lambda: False)
+        finally:
+            if saved is not None:
+                os.environ["HF_HUB_OFFLINE"] = saved
+        self.assertLess(time.perf_counter() - clock, 5.0)
+        self.assertFalse(usable)
+        self.assertIn("not in the local Hugging Face cache", why)
+        self.assertIsInstance(reader, EmbeddingReader)
+
+    def test_interrupt_and_broken_pipe_end_quietly(self) -> None:
+        import contextlib
+        import io
+
+        def interrupted(args: argparse.Namespace) -> Models:
+            raise KeyboardInterrupt
+
+        class ClosedPipe(io.StringIO):
+            def write(self, text: str) -> int:
+                raise BrokenPipeError
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(main(["--query", "q?"], models=interrupted), 130)
+        self.assertEqual(err.getvalue().count("\n"), 1)
+        self.assertNotIn("Traceback", err.getvalue())
+        err = io.StringIO()
+        with contextlib.redirect_stdout(ClosedPipe()), contextlib.redirect_stderr(err):
+            self.assertEqual(main(["--query", "What is the API rate limit?", "--quiet"], models=self.offline_models), 0)
+        self.assertNotIn("Traceback", err.getvalue())
+
+    def test_no_unsafe_loading_in_the_source(self) -> None:
+        source = Path(__file__).read_text(encoding="utf-8")
+        for needle in ("import " + "pickle", "torch." + "load(", "trust_remote_code=" + "True", " eval" + "(",
+                       " exec" + "(", "yaml." + "load("):
+            self.assertNotIn(needle, source)
+        self.assertEqual(source.count("trust_remote_code=" + "False"), 5)   # every loader says so
+
+
 class TestModelPlumbing(unittest.TestCase):
     """Tiny random-weight models built from a config with the installed MiniLM tokenizer; no download."""
 
@@ -2286,7 +2416,7 @@ def run_tests(with_models: bool = False) -> int:
 
 
 TEST_CASES = (TestQuantities, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput,
-              TestOutputs)
+              TestOutputs, TestHardening)
 MODEL_TEST_CASES = (TestModelPlumbing,)
 
 
