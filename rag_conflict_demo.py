@@ -434,6 +434,35 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
                          f"not a *{wanted} model")
 
 
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
+    """True when huggingface.co answers on port 443 within timeout (DNS included)."""
+    import socket
+    import threading
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(result and result[0])
+
+
+def _local_files_only(name: str) -> bool:
+    """True when a Hub name must load from the local cache: HF_HUB_OFFLINE is set or the Hub does not
+    answer. Offline, the loaders would otherwise retry downloads for over a minute."""
+    if Path(name).exists():
+        return False                                   # a local folder: nothing to download
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return True
+    return not hub_reachable()
+
+
 def _safetensors_kwargs(path: str) -> dict[str, Any]:
     """Prefer safetensors (never unpickle) when a local folder has them."""
     return {"use_safetensors": True} if Path(path, "model.safetensors").is_file() else {}
@@ -455,7 +484,7 @@ class SentenceEmbedder:
         from sentence_transformers import SentenceTransformer
         try:
             self.model: SentenceTransformer = SentenceTransformer(
-                name_or_path, device="cpu", trust_remote_code=False,
+                name_or_path, device="cpu", trust_remote_code=False, local_files_only=_local_files_only(name_or_path),
                 model_kwargs=_safetensors_kwargs(name_or_path))
         except Exception as exc:  # the library raises many types; all mean "cannot load"
             raise ModelError(f"cannot load embedding model {name_or_path!r} "
@@ -847,10 +876,13 @@ class NLIModel:
         _check_model_folder(name_or_path, "ForSequenceClassification", "NLI model")
         _quiet_hf()
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        local_only = _local_files_only(name_or_path)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False)
+            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False,
+                                                           local_files_only=local_only)
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                name_or_path, trust_remote_code=False, **_safetensors_kwargs(name_or_path)).eval()
+                name_or_path, trust_remote_code=False, local_files_only=local_only,
+                **_safetensors_kwargs(name_or_path)).eval()
         except Exception as exc:  # many types; all mean "cannot load"
             raise ModelError(f"cannot load NLI model {name_or_path!r} ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:160]})") from None
@@ -992,10 +1024,13 @@ class TransformerReader:
         _check_model_folder(name_or_path, "ForQuestionAnswering", "QA model")
         _quiet_hf()
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+        local_only = _local_files_only(name_or_path)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, use_fast=True, trust_remote_code=False)
+            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, use_fast=True, trust_remote_code=False,
+                                                           local_files_only=local_only)
             self.model = AutoModelForQuestionAnswering.from_pretrained(
-                name_or_path, trust_remote_code=False, **_safetensors_kwargs(name_or_path)).eval()
+                name_or_path, trust_remote_code=False, local_files_only=local_only,
+                **_safetensors_kwargs(name_or_path)).eval()
         except Exception as exc:  # many types; all mean "cannot load"
             raise ModelError(f"cannot load QA model {name_or_path!r} ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:160]}); pass --qa-model PATH or --reader embedding") from None
@@ -1131,25 +1166,6 @@ class EmbeddingReader:
         best = int(np.argmax(scores))                   # first of equals: stable
         start, end = answers[best]
         return Answer(context[start:end], float(probs[best]), start, end)
-
-
-def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
-    """True when huggingface.co answers on port 443 within timeout (DNS included)."""
-    import socket
-    import threading
-    result: list[bool] = []
-
-    def probe() -> None:
-        try:
-            with socket.create_connection(("huggingface.co", 443), timeout=timeout):
-                result.append(True)
-        except OSError:
-            result.append(False)
-
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    return bool(result and result[0])
 
 
 def qa_model_status(name: str, probe: Callable[[], bool] = hub_reachable) -> tuple[bool, str]:
