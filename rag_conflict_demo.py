@@ -1154,15 +1154,14 @@ class EmbeddingReader:
                 typed[n] = bool(find_names(text, query_words))
             elif _WHEN_QUESTION_RE.search(question):
                 typed[n] = bool(_PERIOD_RE.search(text))
-        if amount and any(typed):                      # an amount question is answered by a figure
-            keep = [n for n in range(len(spans)) if typed[n]]
-            spans, answers, typed = [spans[n] for n in keep], [answers[n] for n in keep], [True] * len(keep)
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
         scores = vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
-        probs /= probs.sum()
+        probs /= probs.sum()                            # confidence: share among all candidates
+        if amount and any(typed):                      # an amount question is answered by a figure
+            scores = np.where(typed, scores, -np.inf)
         best = int(np.argmax(scores))                   # first of equals: stable
         start, end = answers[best]
         return Answer(context[start:end], float(probs[best]), start, end)
@@ -1182,7 +1181,7 @@ def qa_model_status(name: str, probe: Callable[[], bool] = hub_reachable) -> tup
         return False, "not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
     if probe():
         return True, "downloadable from the Hugging Face Hub"
-    return False, f"not in the local Hugging Face cache and the Hub did not answer within {HUB_PROBE_TIMEOUT_S:g} s"
+    return False, "not in the local Hugging Face cache and huggingface.co could not be reached"
 
 
 def make_reader(kind: str, qa_model: str, embedder: Embedder,
