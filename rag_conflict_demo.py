@@ -1569,7 +1569,7 @@ def render_bench(result: dict[str, Any]) -> str:
                  f"{result['detect_encoder_passes']}")
     lines.append("detect, synthetic documents: ms for a new query / nothing analysed yet / a repeat call")
     for row in result["detect_scaling"]:
-        label = f"  k={row['k']}: {row['pairs_examined']} pairs gated in, {row['pairs_flagged']} flagged"
+        label = f"  k={row['k']}: {row['pairs_examined']} pairs gated in, {row['pairs_flagged']} flagged (no query)"
         lines.append(f"{label:<52}{row['ms']:>10.2f} ms  / {row['first_call_ms']:.2f} / {row['repeat_ms']:.2f}")
     d = result["demo_vs_floor"]
     lines.append(f"{'bare import + model load (floor, child process)':<52}{d['floor_s']:>10.2f} s")
@@ -1926,6 +1926,13 @@ class TestDetector(unittest.TestCase):
         self.assertTrue(ConflictDetector(0.68).detect(docs, near).has_conflict)
         report = ConflictDetector(0.68).detect(docs, far)
         self.assertEqual((report.has_conflict, report.pairs_examined), (False, 0))
+
+    def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
+        texts = (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."), ("c", "Revenue was $4.2M."))
+        docs = [RetrievedContext(Document(i, i, t), 1.0) for i, t in texts]
+        report = ConflictDetector(0.5).detect(docs, np.ones((3, 1), dtype=np.float32))
+        self.assertEqual([(p.a, p.b, p.claims_a, p.claims_b) for p in report.pairs],
+                         [("a", "b", ("$4.2M",), ("$6.8M",)), ("b", "c", ("$6.8M",), ("$4.2M",))])
 
     def test_detection_runs_no_encoder(self) -> None:
         rag = offline_pipeline()
