@@ -183,10 +183,15 @@ def stem(word: str) -> str:
     return word
 
 
-def content_words(text: str) -> frozenset[str]:
-    """Lower-cased, stemmed words of text without stopwords."""
-    return frozenset(stem(w.split("'")[0]) for w in _WORD_RE.findall(text.lower())
-                     if w not in _STOPWORDS)
+def tokens(text: str) -> list[str]:
+    """Lower-cased words of text: "Can't stop 2 AIs" -> ["can't", 'stop', '2', 'ais']."""
+    return _WORD_RE.findall(text.lower())
+
+
+def content_words(text: str | list[str]) -> frozenset[str]:
+    """Stemmed words of text (or of its tokens) without stopwords."""
+    words = tokens(text) if isinstance(text, str) else text
+    return frozenset(stem(w.split("'")[0]) for w in words if w not in _STOPWORDS)
 
 
 _NUMBER_WORDS = {w: i for i, w in enumerate(
@@ -286,8 +291,6 @@ _DIRECTIONAL_TOKENS = frozenset({"increased", "decreased", "raised", "lowered", 
                                  "rescinded", "reversed", "withdrawn", "updated", "changed",
                                  "previously", "formerly", "now", "no longer"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _DIRECTIONAL_TOKENS
-_SIGNAL_RE = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in
-                        sorted(CONTRADICTION_SIGNALS, key=len, reverse=True)) + r")\b", re.I)
 
 # Each row: words for one state, words for its opposite. A claim in one column against a claim in
 # the other, on the same topic, is a contradiction even when no number or negation is present.
@@ -326,16 +329,25 @@ def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def find_signals(text: str) -> frozenset[str]:
-    """Contradiction signals in text, lower-cased: {'no longer', 'increased'}."""
-    return frozenset(m.group().lower() for m in _SIGNAL_RE.finditer(text))
+def find_signals(words: Sequence[str]) -> frozenset[str]:
+    """Contradiction signals among tokens, a two-word one taking its words: {'no longer', 'increased'}."""
+    found, skip = set(), False
+    for word, after in zip(words, [*words[1:], ""]):
+        if skip:
+            skip = False
+        elif f"{word} {after}" in CONTRADICTION_SIGNALS:
+            found.add(f"{word} {after}")
+            skip = True
+        elif word in CONTRADICTION_SIGNALS:
+            found.add(word)
+    return frozenset(found)
 
 
-def find_states(text: str) -> frozenset[tuple[int, int]]:
-    """(row, side) of every state word in text, for _STATE_OPPOSITES."""
-    words = set(_WORD_RE.findall(text.lower()))
+def find_states(words: Iterable[str]) -> frozenset[tuple[int, int]]:
+    """(row, side) of every state word among tokens, for _STATE_OPPOSITES."""
+    present = set(words)
     return frozenset((row, side) for row, pair in enumerate(_STATE_OPPOSITES)
-                     for side in (0, 1) if words & pair[side])
+                     for side in (0, 1) if present & pair[side])
 
 
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
@@ -688,18 +700,19 @@ class SentenceClaims:
     figures: tuple[tuple[Quantity, frozenset[str]], ...]  # each figure with its qualifiers
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
-    names: frozenset[str]                            # name words (query words not yet removed)
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
-    """Every sentence of text with its claims."""
+    """Every sentence of text with its claims (names wait until a question asks for one)."""
     analysed = []
     for s, e in sentence_spans(text):
         sentence = text[s:e]
-        analysed.append(SentenceClaims(
-            sentence, content_words(sentence),
-            tuple((q, figure_qualifiers(sentence, q)) for q in extract_quantities(sentence)),
-            find_signals(sentence), find_states(sentence), find_names(sentence, frozenset())))
+        words = tokens(sentence)
+        may_hold_figures = any(w[0].isdigit() or w in _NUMBER_WORDS for w in words)
+        figures = extract_quantities(sentence) if may_hold_figures else []
+        analysed.append(SentenceClaims(sentence, content_words(words),
+                                       tuple((q, figure_qualifiers(sentence, q)) for q in figures),
+                                       find_signals(words), find_states(words)))
     return tuple(analysed)
 
 
@@ -735,13 +748,12 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
         for q, qual in sentence.figures:
             figures.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
-    names = frozenset().union(*(s.names for s in chosen)) if names_answer else frozenset()
+    names = find_names(" ".join(s.text for s in chosen), query_words) if names_answer else frozenset()
     unit_values = {u: frozenset(q.key for q, _ in f) for u, f in figures.items()}
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      unit_values, frozenset().union(*unit_values.values()), signals,
                      frozenset().union(*(s.states for s in chosen)),
-                     frozenset(n for n in names if stem(n) not in query_words),
-                     frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
+                     names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -767,8 +779,8 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
         other = (row, 1 - side)
         if other in b.states and other not in a.states and (row, side) not in b.states:
             words = _STATE_OPPOSITES[row]
-            seen_a = sorted(words[side] & set(_WORD_RE.findall(" ".join(a.sentences).lower())))
-            seen_b = sorted(words[1 - side] & set(_WORD_RE.findall(" ".join(b.sentences).lower())))
+            seen_a = sorted(words[side] & set(tokens(" ".join(a.sentences))))
+            seen_b = sorted(words[1 - side] & set(tokens(" ".join(b.sentences))))
             return seen_a, seen_b
     return None
 
