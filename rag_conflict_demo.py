@@ -708,7 +708,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     for s, e in sentence_spans(text):
         sentence = text[s:e]
         words = tokens(sentence)
-        may_hold_figures = any(w[0].isdigit() or w in _NUMBER_WORDS for w in words)
+        may_hold_figures = re.search(r"\d", sentence) or any(w in _NUMBER_WORDS for w in words)
         figures = extract_quantities(sentence) if may_hold_figures else []
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
