@@ -265,14 +265,15 @@ def extract_quantities(text: str) -> list[Quantity]:
             continue                                   # 'version 2.0' labels a release, claims nothing
         value = _parse_number(num) * _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         unit_key = "%" if pct else cur or (_unit_key(unit) if unit else "")
-        if rate and (unit_key and not (cur and unit)):
+        takes_rate = bool(rate and unit_key and not (cur and unit))   # '$25 per month', not '$4M sales per year'
+        if takes_rate:
             unit_key += "/" + stem(rate.split()[-1].lower())
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
             plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
             if plain_year or (not unit_key and (is_word or (value == int(value) and abs(value) < 10))):
                 continue
-        if rate and unit_key.endswith("/" + stem(rate.split()[-1].lower())):
+        if takes_rate:
             end = m.end("rate")
         elif pct:
             end = m.end("pct")
@@ -296,7 +297,8 @@ CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _DIRECTIONAL_TOKENS
 # the other, on the same topic, is a contradiction even when no number or negation is present.
 _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in (
-        ("retired discontinued deprecated withdrawn decommissioned sunset", "available supported offered active maintained"),
+        ("retired discontinued deprecated withdrawn decommissioned sunset",
+         "available supported offered active maintained"),
         ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
         ("closed shut", "open opened reopened"),
         ("disabled", "enabled"),
