@@ -544,39 +544,39 @@ def demo_knowledge_base() -> list[Document]:
     """Three contradicting pairs and unrelated documents: the demo's in-memory knowledge base."""
     rows = [
         ("fin-001", "Q4-2023-Earnings-Release", "2024-01-15",
-                 "Acme Corp annual revenue for fiscal year 2023 was $4.2M, the company announced in "
-                 "its fourth-quarter earnings release. Subscription renewals drove most of the year's "
-                 "sales."),
+         "Acme Corp annual revenue for fiscal year 2023 was $4.2M, the company announced in "
+         "its fourth-quarter earnings release. Subscription renewals drove most of the year's "
+         "sales."),
         ("fin-002", "2023-Annual-Report-Revised", "2024-04-03",
          "The independent audit of the 2023 accounts is complete. Acme Corp has restated its "
          "results: audited revenue for the year is $6.8M, as multi-year contracts signed in the "
          "fourth quarter had been left out of the earlier figure."),
         ("hr-001", "HR-Policy-June-2023", "2023-06-01",
-                 "Remote work policy for employees: every employee must work from the office three "
-                 "days a week, Tuesday through Thursday. Working remotely on the other days needs a "
-                 "manager's approval."),
+         "Remote work policy for employees: every employee must work from the office three "
+         "days a week, Tuesday through Thursday. Working remotely on the other days needs a "
+         "manager's approval."),
         ("hr-002", "HR-Policy-November-2023", "2023-11-15",
-                 "Effective November 15, 2023, employees are no longer required to keep a fixed "
-                 "in-office schedule. Staff may work fully remote and come to the office when their "
-                 "team plans to meet."),
+         "Effective November 15, 2023, employees are no longer required to keep a fixed "
+         "in-office schedule. Staff may work fully remote and come to the office when their "
+         "team plans to meet."),
         ("api-001", "API-Reference-v1.2", "2023-02-10",
-                 "API rate limit for the standard tier: 100 requests per minute per API key. "
-                 "Requests over the limit get an HTTP 429 response."),
+         "API rate limit for the standard tier: 100 requests per minute per API key. "
+         "Requests over the limit get an HTTP 429 response."),
         ("api-002", "API-Reference-v2.0", "2023-09-20",
-                 "With the v2.0 release the standard tier's quota increased to 500 requests per "
-                 "minute, and bursts are smoothed by a token bucket."),
+         "With the v2.0 release the standard tier's quota increased to 500 requests per "
+         "minute, and bursts are smoothed by a token bucket."),
         ("gen-001", "Acme-Company-Overview", "2023-03-01",
-                 "Acme Corp is a software company headquartered in Denver, founded in 2012. It "
-                 "employs about 240 people and sells workflow tools to mid-sized manufacturers."),
+         "Acme Corp is a software company headquartered in Denver, founded in 2012. It "
+         "employs about 240 people and sells workflow tools to mid-sized manufacturers."),
         ("gen-002", "Office-Security-Guidelines", "2023-05-10",
-                 "Visitors sign in at the front desk and wear a badge at all times. Laptops must be "
-                 "locked whenever they are left unattended."),
+         "Visitors sign in at the front desk and wear a badge at all times. Laptops must be "
+         "locked whenever they are left unattended."),
         ("gen-003", "Support-Escalation-Process", "2023-07-22",
-                 "Customer support answers tickets within 24 hours. Urgent incidents are escalated "
-                 "to the on-call engineer through the paging system."),
+         "Customer support answers tickets within 24 hours. Urgent incidents are escalated "
+         "to the on-call engineer through the paging system."),
         ("gen-004", "Developer-Onboarding-Guide", "2023-08-14",
-                 "New developers request credentials from the developer portal and read the "
-                 "authentication guide before calling any endpoint."),
+         "New developers request credentials from the developer portal and read the "
+         "authentication guide before calling any endpoint."),
     ]
     return [Document(doc_id, title, text, stamp) for doc_id, title, stamp, text in rows]
 
