@@ -455,14 +455,16 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
     return bool(result and result[0])
 
 
+def _hub_offline_by_env() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
 def _local_files_only(name: str) -> bool:
     """True when a Hub name must load from the local cache: HF_HUB_OFFLINE is set or the Hub does not
     answer. Offline, the loaders would otherwise retry downloads for over a minute."""
     if Path(name).exists():
         return False                                   # a local folder: nothing to download
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        return True
-    return not hub_reachable()
+    return _hub_offline_by_env() or not hub_reachable()
 
 
 def _safetensors_kwargs(path: str) -> dict[str, Any]:
@@ -1167,7 +1169,7 @@ class EmbeddingReader:
             if amount:
                 found = extract_quantities(text)
                 if found:                              # prefer a figure with a unit, then the first
-                    q = min(found, key=lambda q: (q.unit == "", found.index(q)))
+                    q = next((q for q in found if q.unit), found[0])
                     answers[n], typed[n] = (s + q.start, s + q.end), True
             elif _ENTITY_QUESTION_RE.search(question):
                 typed[n] = bool(find_names(text, query_words))
@@ -1196,7 +1198,7 @@ def qa_model_status(name: str, probe: Callable[[], bool] = hub_reachable) -> tup
             return True, "in the local Hugging Face cache"
     except ImportError:
         return False, "huggingface_hub is not installed"
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+    if _hub_offline_by_env():
         return False, "not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
     if probe():
         return True, "downloadable from the Hugging Face Hub"
