@@ -29,12 +29,14 @@ import logging
 import os
 import re
 import sys
+import textwrap
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from statistics import fmean, median
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
@@ -134,6 +136,7 @@ class RAGResponse:
     report: ConflictReport
     clusters: tuple[Cluster, ...]   # empty in naive mode
     context: str                    # the exact text handed to the reader
+    split: bool = False             # the answer sets disagreeing sources side by side
 
 
 # -----------------------------------------------------------------------------
@@ -1269,7 +1272,7 @@ class ConflictAwareRAG:
                 report: ConflictReport, resolution: Resolution) -> RAGResponse:
         context, spans = join_contexts(resolution.kept)
         answer = self.reader.read(query, context)
-        text, confidence = answer.text, answer.confidence
+        text, confidence, split_answer = answer.text, answer.confidence, False
         source = next((c.document for c, (s, e) in zip(resolution.kept, spans) if s <= answer.start < e), None)
         surfaced = [c for c in resolution.clusters if c.strategy == "surface"]
         split = next((c for c in surfaced if source is not None and source.doc_id in c.members), None)
@@ -1280,10 +1283,10 @@ class ConflictAwareRAG:
             if len(distinct) > 1:
                 text = "Sources disagree: " + " vs ".join(
                     f"'{a.text}' ({d.title}, {d.timestamp or 'undated'})" for d, a in sides if a.text)
-                confidence = min(a.confidence for _, a in sides if a.text)
+                confidence, split_answer = min(a.confidence for _, a in sides if a.text), True
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
                            _warning(mode, report, resolution, contexts), tuple(contexts), report,
-                           resolution.clusters, context)
+                           resolution.clusters, context, split_answer)
 
 
 def _conflict_status(mode: str, report: ConflictReport, resolution: Resolution) -> str:
@@ -1377,15 +1380,13 @@ def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    def mean(values: Iterable[float]) -> float:
-        values = list(values)
-        return sum(values) / len(values) if values else 0.0
+    """Detection and answer scores of some evaluated cases (at least one)."""
     return {"cases": len(rows), **_prf(rows),
-            "naive_accuracy": mean(r["naive"]["correct"] for r in rows),
-            "resolved_accuracy": mean(r["resolved"]["correct"] for r in rows),
-            "naive_gold_in_context": mean(r["naive"]["gold_in_context"] for r in rows),
-            "resolved_gold_in_context": mean(r["resolved"]["gold_in_context"] for r in rows),
-            "mean_seconds": mean(r["seconds"] for r in rows)}
+            "naive_accuracy": fmean(r["naive"]["correct"] for r in rows),
+            "resolved_accuracy": fmean(r["resolved"]["correct"] for r in rows),
+            "naive_gold_in_context": fmean(r["naive"]["gold_in_context"] for r in rows),
+            "resolved_gold_in_context": fmean(r["resolved"]["gold_in_context"] for r in rows),
+            "mean_seconds": fmean(r["seconds"] for r in rows)}
 
 
 def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDetector, reader: Reader,
@@ -1469,15 +1470,6 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
     return docs
 
 
-def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        clock = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - clock))
-    return sorted(times)[len(times) // 2]
-
-
 def peak_rss_mb() -> float:
     """This process's peak resident memory since exec (VmHWM; ru_maxrss would count the parent's
     pages that a forked child held before exec)."""
@@ -1506,6 +1498,73 @@ def _timed_child(code: str, args: Sequence[str] = ()) -> tuple[float, float]:
     return seconds, int(peaks[-1]) / 1024
 
 
+def _bench_queries(rag: ConflictAwareRAG, repeats: int) -> dict[str, Any]:
+    """Per-stage milliseconds over the demo's queries (first ask, then the median of the repeats)
+    and how many encoder passes detection made."""
+    stages = ("retrieve", "detect", "resolve", "read")
+    first: dict[str, list[float]] = {s: [] for s in stages}
+    again: dict[str, list[float]] = {s: [] for s in stages}
+    passes = 0
+    for _, query in DEMO_SCENARIOS:
+        for n in range(repeats):
+            rag.ask(query)
+            for stage, ms in rag.timings_ms.items():
+                (first if n == 0 else again)[stage].append(ms)
+        contexts, embeddings = rag.retriever.search(query, rag.top_k)
+        calls = rag.retriever.embedder.calls
+        rag.detector.detect(contexts, embeddings, query)
+        passes += rag.retriever.embedder.calls - calls
+    return {"per_query_ms": {s: round(median(v), 3) for s, v in again.items()},
+            "per_query_first_ms": {s: round(median(v), 3) for s, v in first.items()},
+            "detect_encoder_passes": passes}
+
+
+def _bench_scaling(embedder: Embedder, topic_threshold: float, repeats: int) -> list[dict[str, Any]]:
+    """Detection time against k on synthetic documents, embeddings computed beforehand."""
+    synthetic = synthetic_documents(demo_knowledge_base(), 1000)
+    vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
+    scaling = []
+    for k in (3, 10, 100, 1000):
+        contexts, embeddings = [RetrievedContext(d, 0.0) for d in synthetic[:k]], vectors[:k]
+        detector = ConflictDetector(topic_threshold)    # nothing analysed yet
+        clock = time.perf_counter()
+        report = detector.detect(contexts, embeddings)  # no query: every sentence is a claim
+        first_ms = 1000 * (time.perf_counter() - clock)
+        per_query, flagged = [], []                     # documents analysed, each query new to it
+        for _, query in DEMO_SCENARIOS:
+            clock = time.perf_counter()
+            flagged.append(len(detector.detect(contexts, embeddings, query).pairs))
+            per_query.append(1000 * (time.perf_counter() - clock))
+        again = []
+        for _ in range(3 if k == 1000 else repeats):
+            clock = time.perf_counter()
+            detector.detect(contexts, embeddings)
+            again.append(1000 * (time.perf_counter() - clock))
+        scaling.append({"k": k, "ms": round(median(per_query), 3), "first_call_ms": round(first_ms, 3),
+                        "repeat_ms": round(median(again), 3), "pairs_examined": report.pairs_examined,
+                        "pairs_flagged": len(report.pairs), "pairs_flagged_per_query": flagged})
+    return scaling
+
+
+def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole demo against the floor (bare import and model load), and --help, --test: children."""
+    me = str(Path(__file__).resolve())
+    run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
+    floor_code = ("import sentence_transformers\n"
+                  f"sentence_transformers.SentenceTransformer({resolve_embed_model(args.embed_model)!r}, device='cpu')")
+    floor, demo = [], []
+    for _ in range(3):                                  # alternate, so drift hits both alike
+        floor.append(_timed_child(floor_code))
+        demo.append(_timed_child(run_me, ["--quiet", "--no-color", "--reader", args.reader]))
+    floor_s, demo_s = median(t for t, _ in floor), median(t for t, _ in demo)
+    return {"demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
+                              "ratio": round(demo_s / floor_s, 3),
+                              "floor_peak_rss_mb": round(max(m for _, m in floor), 1),
+                              "demo_peak_rss_mb": round(max(m for _, m in demo), 1)},
+            "cli_s": {name: round(median(_timed_child(run_me, [flag])[0] for _ in range(3)), 3)
+                      for name, flag in (("help", "--help"), ("test", "--test"))}}
+
+
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
     clock = time.perf_counter()
@@ -1522,56 +1581,9 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), ConflictDetector(args.topic_threshold),
                            reader, args.top_k, log_conflicts=False)
     result["kb_encoder_passes"] = embedder.calls - calls
-    stages: dict[str, list[float]] = {"retrieve": [], "detect": [], "resolve": [], "read": []}
-    first: dict[str, list[float]] = {stage: [] for stage in stages}
-    passes = 0
-    for _, query in DEMO_SCENARIOS:
-        for n in range(repeats):
-            rag.ask(query)
-            for stage, ms in rag.timings_ms.items():
-                (first if n == 0 else stages)[stage].append(ms)
-        contexts, embeddings = rag.retriever.search(query, rag.top_k)
-        calls = embedder.calls
-        rag.detector.detect(contexts, embeddings, query)
-        passes += embedder.calls - calls
-    result["per_query_ms"] = {s: round(sorted(v)[len(v) // 2], 3) for s, v in stages.items()}
-    result["per_query_first_ms"] = {s: round(sorted(v)[len(v) // 2], 3) for s, v in first.items()}
-    result["detect_encoder_passes"] = passes
-    synthetic = synthetic_documents(demo_knowledge_base(), 1000)
-    vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
-    scaling = []
-    for k in (3, 10, 100, 1000):
-        contexts = [RetrievedContext(d, 0.0) for d in synthetic[:k]]
-        detector = ConflictDetector(args.topic_threshold)  # nothing analysed yet
-        clock = time.perf_counter()
-        report = detector.detect(contexts, vectors[:k])  # no query: every sentence is a claim
-        cold_ms = 1000 * (time.perf_counter() - clock)
-        per_query, flagged = [], []                     # documents analysed, each query new to it
-        for _, query in DEMO_SCENARIOS:
-            clock = time.perf_counter()
-            flagged.append(len(detector.detect(contexts, vectors[:k], query).pairs))
-            per_query.append(1000 * (time.perf_counter() - clock))
-        again_ms = _median_ms(lambda d=detector, c=contexts, v=vectors[:k]: d.detect(c, v), 3 if k == 1000 else repeats)
-        scaling.append({"k": k, "ms": round(sorted(per_query)[1], 3), "first_call_ms": round(cold_ms, 3),
-                        "repeat_ms": round(again_ms, 3), "pairs_examined": report.pairs_examined,
-                        "pairs_flagged": len(report.pairs), "pairs_flagged_per_query": flagged})
-    result["detect_scaling"] = scaling
-    me = str(Path(__file__).resolve())
-    run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
-    floor_code = ("import sentence_transformers\n"
-                  f"sentence_transformers.SentenceTransformer({resolve_embed_model(args.embed_model)!r}, device='cpu')")
-    runs: dict[str, list[tuple[float, float]]] = {"floor": [], "demo": []}
-    for _ in range(3):                                  # alternate, so drift hits both alike
-        runs["floor"].append(_timed_child(floor_code))
-        runs["demo"].append(_timed_child(run_me, ["--quiet", "--no-color", "--reader", args.reader]))
-    floor_s = sorted(t for t, _ in runs["floor"])[1]
-    demo_s = sorted(t for t, _ in runs["demo"])[1]
-    result["demo_vs_floor"] = {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
-                               "ratio": round(demo_s / floor_s, 3),
-                               "floor_peak_rss_mb": round(max(m for _, m in runs["floor"]), 1),
-                               "demo_peak_rss_mb": round(max(m for _, m in runs["demo"]), 1)}
-    result["cli_s"] = {name: round(sorted(_timed_child(run_me, [flag])[0] for _ in range(3))[1], 3)
-                       for name, flag in (("help", "--help"), ("test", "--test"))}
+    result.update(_bench_queries(rag, repeats))
+    result["detect_scaling"] = _bench_scaling(embedder, args.topic_threshold, repeats)
+    result.update(_bench_processes(args))
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return result
 
@@ -1634,7 +1646,6 @@ def wants_color(no_color_flag: bool, stream: Any) -> bool:
 
 
 def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
-    import textwrap
     head = f"{p.label}{label + ':':<12}{p.reset}"
     lines = textwrap.wrap(value, PANEL_WIDTH - 12) or [""]
     return [head + color + lines[0] + (p.reset if color else "")] + [
@@ -1643,13 +1654,11 @@ def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
 
 def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     """One NAIVE or RESOLVED panel in the article's layout."""
-    import textwrap
     rule = p.rule + "─" * PANEL_WIDTH + p.reset
     mode_color = p.naive if r.mode == "naive" else p.resolved
     status = {"YES": f"{p.warn}YES — see warning{p.reset}", "RESOLVED": f"{p.good}RESOLVED{p.reset}",
               "NO": "NO"}[r.conflict]
-    confidence = f"{r.confidence:.1%}" + ("  (split across disagreeing sources, not a single-source answer)"
-                                          if r.answer.startswith("Sources disagree:") else "")
+    confidence = f"{r.confidence:.1%}" + ("  (the least sure side: not a single-source answer)" if r.split else "")
     lines = [rule, f"{mode_color}{r.mode.upper()}{p.reset} | {title}", rule]
     lines += _field("Query", _shorten(r.query), p)
     lines += _field("Answer", _shorten(r.answer) or "(no answer)", p, mode_color)
@@ -2198,6 +2207,9 @@ class TestOutputs(CLITestCase):
         self.assertTrue(run["answer"].startswith("Sources disagree: "), run["answer"])
         self.assertIn("(Analyst-Note-Smith, 2024-03-01)", run["answer"])
         self.assertIn("(Analyst-Note-Jones, 2024-03-01)", run["answer"])
+        _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
+                               "--top-k", "2", "--mode", "resolved", "--no-color")
+        self.assertIn("not a single-source answer", panel)
 
     def test_eval_json_and_scoring(self) -> None:
         case = {"id": "c1", "category": "outdated", "query": "What does the Pro plan cost?",
