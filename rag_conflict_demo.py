@@ -24,6 +24,7 @@ detection is O(k^2) in the number of retrieved documents (fine for the k a reade
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -177,6 +178,7 @@ def _shorten(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Crude singular: 'employees' -> 'employee', 'policies' -> 'policy', 'class' stays."""
     if word.endswith("ies") and len(word) > 4:
@@ -348,11 +350,22 @@ def find_signals(words: Sequence[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _index_states() -> dict[str, tuple[tuple[int, int], ...]]:
+    """word -> every (row, side) of _STATE_OPPOSITES it stands in."""
+    index: dict[str, list[tuple[int, int]]] = {}
+    for row, pair in enumerate(_STATE_OPPOSITES):
+        for side, words in enumerate(pair):
+            for word in words:
+                index.setdefault(word, []).append((row, side))
+    return {word: tuple(states) for word, states in index.items()}
+
+
+_STATE_OF_WORD = _index_states()
+
+
 def find_states(words: Iterable[str]) -> frozenset[tuple[int, int]]:
     """(row, side) of every state word among tokens, for _STATE_OPPOSITES."""
-    present = set(words)
-    return frozenset((row, side) for row, pair in enumerate(_STATE_OPPOSITES)
-                     for side in (0, 1) if present & pair[side])
+    return frozenset(state for word in words for state in _STATE_OF_WORD.get(word, ()))
 
 
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
