@@ -642,7 +642,7 @@ def documents_from_records(records: Iterable[tuple[str, Any]]) -> list[Document]
 
 
 def read_json_records(path: str) -> list[tuple[str, Any]]:
-    """A JSON array or JSON Lines file -> [(where, value)], where = 'FILE:LINE' (or ':item N')."""
+    """A JSON array or JSON Lines file -> [(where, value)], where = 'FILE:LINE' of each value."""
     try:
         raw = Path(path).read_bytes()
     except IsADirectoryError:
@@ -664,7 +664,7 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
             raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
         if not isinstance(items, list) or not items:
             raise InputError(f"{path}: the JSON array holds no documents")
-        return [(f"{path}: item {n}", item) for n, item in enumerate(items, start=1)]
+        return [(f"{path}:{line}", item) for line, item in _array_items(text)]
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -674,6 +674,23 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
     return records
+
+
+_JSON_GAP_RE = re.compile(r"[\s,]*")                  # between the items of a JSON array
+
+
+def _array_items(text: str) -> list[tuple[int, Any]]:
+    """(line number, value) of each item of the valid JSON array in text."""
+    decoder, items = json.JSONDecoder(), []
+    position = text.index("[") + 1
+    line, counted = 1, 0                               # newlines counted up to `counted`
+    while True:
+        position = _JSON_GAP_RE.match(text, position).end()
+        if text[position] == "]":
+            return items
+        line, counted = line + text.count("\n", counted, position), position
+        value, position = decoder.raw_decode(text, position)
+        items.append((line, value))
 
 
 def load_documents(path: str) -> list[Document]:
@@ -2159,6 +2176,7 @@ class TestInput(CLITestCase):
             "bad_time": ('{"doc_id": "a", "text": "x", "timestamp": "last Tuesday"}\n', "unparseable timestamp"),
             "empty_text": ('{"doc_id": "a", "text": "  \\n "}\n', "has empty text"),
             "latin1": (good.encode() + b'{"doc_id": "b", "text": "caf\xe9"}\n', ":2: not UTF-8"),
+            "array_item": ('[\n  {"doc_id": "a", "text": "x"},\n  {"doc_id": "b"}\n]', ":3: missing field 'text'"),
         }
         for name, (content, message) in cases.items():
             path = self.file(name + ".jsonl", content)
