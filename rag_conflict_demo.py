@@ -1871,7 +1871,8 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
     palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
     if args.eval:
         cases = load_cases(args.eval)
-    docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
+    elif not args.bench:                               # a bad file fails before any model loads
+        docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
     if args.bench:
         result = run_bench(args)
         print(json.dumps(result, indent=2) if args.json else render_bench(result))
@@ -2134,13 +2135,14 @@ class CLITestCase(unittest.TestCase):
         embedder = HashingEmbedder()
         return embedder, ConflictDetector(0.3), EmbeddingReader(embedder)
 
-    def cli(self, *argv: str) -> tuple[int, str, str]:
+    def cli(self, *argv: str, models: Callable[[argparse.Namespace], Models] | None = None) -> tuple[int, str, str]:
+        """(exit status, stdout, stderr) of main(argv), on offline models unless others are given."""
         import contextlib
         import io
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = main(list(argv), models=self.offline_models)
+                code = main(list(argv), models=models or self.offline_models)
             except SystemExit as exc:                  # argparse usage errors
                 code = exc.code
         return code, out.getvalue(), err.getvalue()
@@ -2348,17 +2350,10 @@ class TestHardening(CLITestCase):
             SentenceEmbedder(str(wrong))
         with self.assertRaisesRegex(ModelError, "not a \\*ForQuestionAnswering model"):
             TransformerReader(str(wrong))
-        code, out, err = self.cli_real("--embed-model", str(Path(self.tmp.name, "missing")), "--query", "q?")
+        code, out, err = self.cli("--embed-model", str(Path(self.tmp.name, "missing")), "--query", "q?",
+                                  models=load_models)
         self.assertEqual((code, out, err.count("\n")), (1, "", 1))
         self.assertIn("no such folder", err)
-
-    def cli_real(self, *argv: str) -> tuple[int, str, str]:
-        import contextlib
-        import io
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-        return code, out.getvalue(), err.getvalue()
 
     def test_offline_auto_reader_decides_fast(self) -> None:
         clock = time.perf_counter()
