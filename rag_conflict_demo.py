@@ -62,6 +62,7 @@ EMBED_READER_TEMPERATURE = 0.05  # softmax temperature over candidate cosine sco
 READER_MAX_WORDS = 30            # the embedding reader's longest answer: an answer, not a passage
 READER_MAX_CANDIDATES = 16       # candidates it embeds per read, chosen by words shared with the question
 READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
+READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 PANEL_WIDTH = 78
@@ -1025,8 +1026,11 @@ def _document_time(doc: Document) -> datetime | None:
         raise InputError(f"document {doc.doc_id!r} has unparseable timestamp {doc.timestamp!r}") from None
 
 
-def resolve_cluster(docs: Sequence[Document]) -> Cluster:
-    """Keep the strictly newest document; when dates cannot decide (or a source is opinion), keep all."""
+def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
+    """Recency when one document is strictly the newest: it is kept, and so is every older member
+    that contradicts no kept document (only the stale side of a real contradiction goes). When
+    dates cannot decide (a tie, an undated source) or a source is opinion, every member is kept.
+    """
     ids = tuple(d.doc_id for d in docs)
     opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
     if opinions:
@@ -1039,14 +1043,19 @@ def resolve_cluster(docs: Sequence[Document]) -> Cluster:
     winners = [d.doc_id for d, t in zip(docs, times) if t == newest]
     if len(winners) > 1:
         return Cluster(ids, ids, (), "surface", f"tied newest date: {', '.join(winners)}")
-    return Cluster(ids, tuple(winners), tuple(i for i in ids if i != winners[0]), "recency",
-                   "newest document is strictly newer")
+    contradicts = {frozenset((p.a, p.b)) for p in pairs}
+    kept: list[str] = []
+    for n in sorted(range(len(ids)), key=lambda n: times[n], reverse=True):   # stable: retrieval order
+        if not any(frozenset((ids[n], k)) in contradicts for k in kept):
+            kept.append(ids[n])
+    return Cluster(ids, tuple(i for i in ids if i in kept), tuple(i for i in ids if i not in kept), "recency",
+                   f"newest document is strictly newer: {winners[0]}")
 
 
 def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
-    """Cluster-aware recency: per conflict cluster keep the newest; the rest pass through."""
+    """Cluster-aware recency: per conflict cluster the newest wins; the rest pass through."""
     by_id = {c.document.doc_id: c for c in contexts}
-    clusters = tuple(resolve_cluster([by_id[i].document for i in members])
+    clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs)
                      for members in conflict_clusters(list(by_id), report.pairs))
     discarded = {d for c in clusters for d in c.discarded}
     return Resolution(tuple(c for c in contexts if c.document.doc_id not in discarded), clusters)
@@ -1172,10 +1181,11 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
 
 
 class EmbeddingReader:
-    """Offline extractive reader on the loaded embedder: the candidate span most similar to the question.
+    """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
-    Candidates are sentences (or clauses of long ones) sharing words with the question; a candidate
-    holding what the question asks for (a figure, a name, a date) gets a bonus. For amount questions
+    Candidates are sentences (or clauses of long ones) sharing words with the question, scored by
+    cosine to the question plus the share of the question's words they hold; a candidate holding
+    what the question asks for (a figure, a name, a date) gets a bonus. For amount questions
     (how many, revenue, rate limit...) the answer is the figure, with its unit, of the best candidate.
     """
 
@@ -1194,7 +1204,7 @@ class EmbeddingReader:
         spans = candidate_spans(context)
         overlap = [len(query_words & content_words(context[s:e])) for s, e in spans]
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
-        spans = [spans[i] for i in sorted(order)]      # the lexically closest, in reading order
+        spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         amount = bool(_AMOUNT_QUESTION_RE.search(question))
         answers, typed = list(spans), [False] * len(spans)
         for n, (s, e) in enumerate(spans):
@@ -1211,7 +1221,8 @@ class EmbeddingReader:
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
-        scores = vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
+        scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
+                  + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words)))
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
         if amount and any(typed):                      # an amount question is answered by a figure
@@ -1338,9 +1349,9 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
     notes = []
     for c in resolution.clusters:
         if c.strategy == "recency":
-            kept = by_id[c.kept[0]]
-            notes.append(f"Conflict cluster resolved: kept '{kept.title}' ({kept.timestamp}), discarded "
-                         f"{len(c.discarded)} older doc(s): {', '.join(c.discarded)}.")
+            kept = ", ".join(f"'{by_id[d].title}' ({by_id[d].timestamp})" for d in c.kept)
+            notes.append(f"Conflict cluster resolved: kept {kept}, discarded "
+                         f"{len(c.discarded)} older doc(s) that contradict it: {', '.join(c.discarded)}.")
         else:
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.members)} kept side by side.")
@@ -2016,9 +2027,16 @@ class TestResolution(unittest.TestCase):
         self.assertEqual([(c.kept, c.discarded) for c in res.clusters], [(("a2",), ("a1",)), (("b1",), ("b2",))])
         self.assertEqual([c.document.doc_id for c in res.kept], ["b1", "a2", "x"])
 
-    def test_chain_is_one_cluster(self) -> None:
-        self.assertEqual(conflict_clusters(list("abcd"), self.report(("a", "b"), ("b", "c")).pairs),
-                         [["a", "b", "c"]])
+    def test_chain_is_one_cluster_and_only_the_stale_side_goes(self) -> None:
+        edges = self.report(("a", "b"), ("b", "c"))
+        self.assertEqual(conflict_clusters(list("abcd"), edges.pairs), [["a", "b", "c"]])
+        # c is newest; b contradicts c and goes; a contradicts only b, which is gone, so a stays
+        contexts = [self.ctx("a", "2022-01-01"), self.ctx("b", "2023-01-01"), self.ctx("c", "2024-01-01")]
+        cluster = resolve(contexts, edges).clusters[0]
+        self.assertEqual((cluster.kept, cluster.discarded, cluster.strategy), (("a", "c"), ("b",), "recency"))
+        # a star around the newest: every older document contradicts it and goes
+        star = resolve(contexts, self.report(("a", "c"), ("b", "c"))).clusters[0]
+        self.assertEqual((star.kept, star.discarded), (("c",), ("a", "b")))
 
     def test_time_zones_compare_as_instants(self) -> None:
         # 10:00+02:00 is 08:00Z: earlier than 09:00Z although its text sorts later
