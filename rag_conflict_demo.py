@@ -60,7 +60,7 @@ HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub be
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
 READER_STRIDE = 128              # tokens shared by consecutive windows
-EMBED_READER_TEMPERATURE = 0.05  # softmax temperature over candidate cosine scores
+EMBED_READER_TEMPERATURE = 0.1   # softmax temperature over candidate scores (cosine + word share + bonus)
 READER_MAX_WORDS = 30            # the embedding reader's longest answer: an answer, not a passage
 READER_MAX_CANDIDATES = 16       # candidates it embeds per read, chosen by words shared with the question
 READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
@@ -1451,7 +1451,8 @@ def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Detection and answer scores of some evaluated cases (at least one)."""
-    return {"cases": len(rows), **_prf(rows),
+    flag_all = _prf([{**r, "detected": True} for r in rows])["f1"]
+    return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all,
             "naive_accuracy": fmean(r["naive"]["correct"] for r in rows),
             "resolved_accuracy": fmean(r["resolved"]["correct"] for r in rows),
             "naive_gold_in_context": fmean(r["naive"]["gold_in_context"] for r in rows),
@@ -1508,6 +1509,9 @@ def render_eval(summary: dict[str, dict[str, Any]]) -> str:
                      f"{cell(s['mean_seconds'], 8)}")
     lines.append("P/R/F1: conflict detection; acc: answer holds a gold answer in <= 30 words; "
                  "gic: gold answer in the reader's context")
+    baseline = summary["overall"]["flag_every_case_f1"]
+    if baseline is not None:                           # what a detector must beat to tell cases apart
+        lines.append(f"baseline: flagging every case as a conflict scores F1 {baseline:.2f} overall")
     return "\n".join(lines)
 
 
@@ -2318,6 +2322,8 @@ class TestOutputs(CLITestCase):
         overall = result["summary"]["overall"]
         self.assertEqual((overall["cases"], overall["precision"], overall["recall"]), (2, 0.5, 1.0))
         self.assertEqual(result["summary"]["none"]["recall"], None)      # no positives: undefined
+        self.assertAlmostEqual(overall["flag_every_case_f1"], 2 / 3)    # P 0.5, R 1 for a detector that always fires
+        self.assertIn("flagging every case as a conflict scores F1 0.67", render_eval(result["summary"]))
 
     def test_answer_scoring_rules(self) -> None:
         self.assertTrue(answer_correct("It is  Kash   Patel.", ["kash patel"]))
