@@ -901,7 +901,9 @@ class ConflictDetector:
         names_answer = bool(query and _ENTITY_QUESTION_RE.search(query))
         claims = [self._claims(c.document, query_words, names_answer) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
-        rows, cols = np.nonzero(np.triu(sims >= self.topic_threshold, k=1))
+        rows, cols = np.nonzero(sims >= self.topic_threshold)
+        upper = rows < cols                             # each pair once, in row-major order
+        rows, cols = rows[upper], cols[upper]
         examined = len(rows)
         if not self.checks_every_pair:                  # the exact checks only where they can fire
             keep = may_conflict(claims, rows, cols)
