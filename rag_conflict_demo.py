@@ -455,8 +455,9 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
                          f"not a *{wanted} model")
 
 
+@functools.cache
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
-    """True when huggingface.co answers on port 443 within timeout (DNS included)."""
+    """True when huggingface.co answers on port 443 within timeout (DNS included); asked once a process."""
     import socket
     import threading
     result: list[bool] = []
