@@ -213,6 +213,8 @@ _MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "
 _CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "pound": "£", "gbp": "£",
                    "yen": "¥", "jpy": "¥"}
 _VERSION_WORDS = frozenset({"version", "release", "revision", "ver", "rev", "v"})
+_SECONDS_PER = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400,
+                "week": 604800, "month": 2629800, "year": 31557600}   # a month is 1/12 of a Julian year
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _QUANTITY_RE = re.compile(rf"""
     (?<![\w.,\-−/])                                   # not glued to a word: v1.2, FY2023, Q4, 1/2
@@ -226,8 +228,18 @@ _QUANTITY_RE = re.compile(rf"""
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+)?
     (?P<rate>\s+per\s+[A-Za-z]+)?                     # '$25 per month', '500 requests per minute'
 """, re.X | re.I)
-_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-                      r"|\b\d{1,2}:\d{2}(?::\d{2})?\b")
+_MONTHS = {name: n for n, names in enumerate((
+    "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
+    "september sep sept", "october oct", "november nov", "december dec"), start=1) for name in names.split()}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_CALENDAR_RE = re.compile(rf"""                       # dates and clock times: what a 'when' question asks
+    \b\d{{4}}-(?P<im>\d{{2}})-(?P<id>\d{{2}})                                              # 2024-03-15
+        (?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?\b
+   |\b(?P<m1>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?          # March 15, 2024
+   |\b(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_RE})\b\.?(?:,?\s+\d{{4}}\b)?  # 15 March 2024
+   |\b(?P<hh>\d{{1,2}})(?::(?P<mm>\d{{2}})(?::\d{{2}})?(?:\s?(?P<ap>[ap])\.?m\b\.?)?         # 9:30, 9:30 pm
+                      |\s?(?P<ap2>[ap])\.?m\b\.?)                                               # 9 pm
+""", re.X | re.I)
 
 
 @dataclass(frozen=True)
@@ -262,7 +274,7 @@ def extract_quantities(text: str) -> list[Quantity]:
     >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023")]
     ['$4.2M', '12%']
     """
-    text = _DATE_RE.sub(lambda m: " " * len(m.group()), text)  # dates and clock times claim nothing
+    text = _CALENDAR_RE.sub(lambda m: " " * len(m.group()), text)  # dates and times: extract_moments
     found = []
     for m in _QUANTITY_RE.finditer(text):
         cur, num, suffix, mag, pct, unit, rate = m.group("cur", "num", "suffix", "mag", "pct", "unit", "rate")
@@ -290,7 +302,34 @@ def extract_quantities(text: str) -> list[Quantity]:
             end = m.end("unit")
         else:
             end = max(m.end("num"), m.end("suffix"), m.end("mag"))  # -1 for a group that did not match
+        if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
+            value, unit_key = value * _SECONDS_PER[unit_key], "duration"
         found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, float(f"{value:.6g}")))
+    return found
+
+
+def extract_moments(text: str) -> list[Quantity]:
+    """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree)
+    and clock times (minutes after midnight).
+
+    >>> [(q.unit, q.value) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
+    [('time', 1170.0), ('date', 505.0), ('date', 506.0)]
+    """
+    found = []
+    for m in _CALENDAR_RE.finditer(text):
+        if m.group("hh") is not None:
+            hours, minutes, half = int(m.group("hh")), int(m.group("mm") or 0), (m.group("ap") or m.group("ap2") or "")
+            hours = hours % 12 + (12 if half.lower() == "p" else 0) if half else hours
+            if hours > 23 or minutes > 59:
+                continue
+            unit, value = "time", 60.0 * hours + minutes
+        else:
+            month = int(m.group("im")) if m.group("im") else _MONTHS[(m.group("m1") or m.group("m2")).lower()]
+            day = int(m.group("id") or m.group("d1") or m.group("d2"))
+            if not (1 <= month <= 12 and 1 <= day <= (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]):
+                continue
+            unit, value = "date", 100.0 * month + day
+        found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
     return found
 
 
@@ -322,7 +361,18 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 
 _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"
-                                 r"|\bwhat (?:is|was|are|were) the (?:name|country|city|team|title)\b", re.I)
+                                 r"|\bwhat (?:is|was|are|were) the (?:name|country|city|capital|team|title|author"
+                                 r"|winner|owner|company)\b", re.I)
+_WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\bwhat (?:date|year|day|month|time)\b|\b(?:date|deadline)s?\b", re.I)
+
+
+def answer_kind(question: str | None) -> str:
+    """What a question asks for: 'moment' (when, what date...), 'name' (who, which, where...) or ''."""
+    if question and _WHEN_QUESTION_RE.search(question):
+        return "moment"                                # first: 'in what year' asks for a moment
+    if question and _ENTITY_QUESTION_RE.search(question):
+        return "name"
+    return ""
 _NAME_RE = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of|de|del|la|van|von|da|and|&)?\s*[A-Z][\w'’\-]*)*")
 
 
@@ -389,11 +439,13 @@ def qualifiers(sentence: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3) -> frozenset[str]:
-    """Qualifiers in the words around one figure: what this figure is about, not the whole sentence."""
+def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
+    """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
+    For a date (own=False) its month and day are its value; of its own text only the year qualifies it."""
     left = sentence[:q.start].split()[-before:]
     right = sentence[q.end:].split()[:after]
-    return qualifiers(" ".join(left + [q.text] + right))
+    own_text = [q.text] if own else re.findall(r"\b(?:19|20)\d{2}\b", q.text)
+    return qualifiers(" ".join(left + own_text + right))
 
 
 # -----------------------------------------------------------------------------
@@ -740,6 +792,7 @@ class SentenceClaims:
     text: str
     words: frozenset[str]                            # stemmed content words
     figures: tuple[tuple[Quantity, frozenset[str]], ...]  # each figure with its qualifiers
+    moments: tuple[tuple[Quantity, frozenset[str]], ...]  # dates and times, with theirs
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
 
@@ -750,10 +803,12 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     for s, e in sentence_spans(text):
         sentence = text[s:e]
         words = tokens(sentence)
-        may_hold_figures = re.search(r"\d", sentence) or any(w in _NUMBER_WORDS for w in words)
-        figures = extract_quantities(sentence) if may_hold_figures else []
+        has_digit = re.search(r"\d", sentence)
+        figures = extract_quantities(sentence) if has_digit or any(w in _NUMBER_WORDS for w in words) else []
+        moments = extract_moments(sentence) if has_digit else []
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
+                                       tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        find_signals(words), find_states(words)))
     return tuple(analysed)
 
@@ -769,6 +824,7 @@ class DocClaims:
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
     names: frozenset[str]                            # for who/which/where questions, else empty
+                                                     # (figures hold dates and times for 'when' questions)
     words: frozenset[str]                            # content words, signal words left out
 
 
@@ -783,14 +839,15 @@ def choose_sentences(analysed: Sequence[SentenceClaims], query_words: frozenset[
 
 
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: frozenset[str],
-                 names_answer: bool) -> DocClaims:
-    """One document's claims about the query: its chosen sentences' claims, merged."""
+                 asks: str = "") -> DocClaims:
+    """One document's claims about the query: its chosen sentences' claims, merged; names and dates
+    count only when the question asks for one (asks: answer_kind of the question)."""
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
-        for q, qual in sentence.figures:
+        for q, qual in sentence.figures + (sentence.moments if asks == "moment" else ()):
             figures.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
-    names = find_names(" ".join(s.text for s in chosen), query_words) if names_answer else frozenset()
+    names = find_names(" ".join(s.text for s in chosen), query_words) if asks == "name" else frozenset()
     unit_values = {u: frozenset(q.key for q, _ in f) for u, f in figures.items()}
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      unit_values, frozenset().union(*unit_values.values()), signals,
@@ -900,8 +957,8 @@ class ConflictDetector:
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                 query: str | None) -> ConflictReport:
         query_words = content_words(query) if query else frozenset()
-        names_answer = bool(query and _ENTITY_QUESTION_RE.search(query))
-        claims = [self._claims(c.document, query_words, names_answer) for c in contexts]
+        asks = answer_kind(query)
+        claims = [self._claims(c.document, query_words, asks) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         rows, cols = np.nonzero(sims >= self.topic_threshold)
         upper = rows < cols                             # each pair once, in row-major order
@@ -933,14 +990,14 @@ class ConflictDetector:
     def _analysed(self, text: str) -> tuple[SentenceClaims, ...]:
         return self._cached(text, lambda: analyse_sentences(text))
 
-    def _claims(self, doc: Document, query_words: frozenset[str], names_answer: bool) -> DocClaims:
+    def _claims(self, doc: Document, query_words: frozenset[str], asks: str) -> DocClaims:
         """doc's claims about the query; sentences are analysed once, and a merge is reused while
         the query picks the same sentences."""
         analysed = self._analysed(doc.text)
         chosen = choose_sentences(analysed, query_words)
-        key = (doc.doc_id, doc.text, chosen, query_words if names_answer else None)
+        key = (doc.doc_id, doc.text, chosen, asks, query_words if asks == "name" else None)
         return self._cached(key, lambda: merge_claims(doc.doc_id, [analysed[i] for i in chosen],
-                                                      query_words, names_answer))
+                                                      query_words, asks))
 
     def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
         found = self._cache.get(key)
@@ -1190,7 +1247,6 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
     r"|size|figure|value|temperature|distance)s?\b", re.I)
-_WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\bwhat (?:date|year|day|month|time)\b", re.I)
 _CLAUSE_RE = re.compile(r"[;:()]\s*|,\s+")
 
 
@@ -1238,7 +1294,7 @@ class EmbeddingReader:
         overlap = [len(query_words & content_words(context[s:e])) for s, e in spans]
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
-        amount = bool(_AMOUNT_QUESTION_RE.search(question))
+        amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
         answers, typed = list(spans), [False] * len(spans)
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
@@ -1247,10 +1303,10 @@ class EmbeddingReader:
                 if found:                              # prefer a figure with a unit, then the first
                     q = next((q for q in found if q.unit), found[0])
                     answers[n], typed[n] = (s + q.start, s + q.end), True
-            elif _ENTITY_QUESTION_RE.search(question):
+            elif kind == "name":
                 typed[n] = bool(find_names(text, query_words))
-            elif _WHEN_QUESTION_RE.search(question):
-                typed[n] = bool(_PERIOD_RE.search(text))
+            elif kind == "moment":
+                typed[n] = bool(_PERIOD_RE.search(text) or extract_moments(text))
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
@@ -1968,7 +2024,7 @@ def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAUL
 
 def claims_of(text: str, query: str = "", doc_id: str = "x") -> DocClaims:
     return ConflictDetector()._claims(Document(doc_id, doc_id, text), content_words(query) if query else frozenset(),
-                                      False)
+                                      answer_kind(query))
 
 
 class TestQuantities(unittest.TestCase):
@@ -1986,7 +2042,21 @@ class TestQuantities(unittest.TestCase):
 
     def test_percent_units_and_words(self) -> None:
         self.assertEqual(self.values("up 12.5% to 500 requests per minute, ninety days"),
-                         [(12.5, "%"), (500.0, "request/minute"), (90.0, "day")])
+                         [(12.5, "%"), (500.0, "request/minute"), (90 * 86400.0, "duration")])
+
+    def test_durations_share_one_unit(self) -> None:
+        # 12 months is one year and 10 hours is 600 minutes; 90 days is neither
+        keys = [q.key for q in extract_quantities("12 months, one year, 10 hours, 600 minutes, 90 days")]
+        self.assertEqual((keys[0] == keys[1], keys[2] == keys[3], keys[4] in keys[:4]), (True, True, False))
+        self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
+
+    def test_dates_and_times_are_moments_not_figures(self) -> None:
+        text = "On March 15, 2024 (not 15 March or 2024-03-16) doors open at 9:30 pm, or 9 pm, not 09:00."
+        self.assertEqual(self.values(text), [])                   # no day or hour read as a count
+        self.assertEqual([(q.unit, q.value) for q in extract_moments(text)],
+                         [("date", 315.0), ("date", 315.0), ("date", 316.0), ("time", 1290.0),
+                          ("time", 1260.0), ("time", 540.0)])
+        self.assertEqual(extract_moments("Staff may work remotely; 25:99 and February 30th"), [])
 
     def test_version_labels_and_glued_numbers_are_not_claims(self) -> None:
         self.assertEqual(self.values("API v1.2 and version 2.0 in FY2023 Q4, the 31st"), [])
@@ -2019,6 +2089,22 @@ class TestDetector(unittest.TestCase):
         # an 'as of' date marks an update, not another period: still a conflict
         self.assertIsNotNone(self.pair("The limit is 100 requests per minute.",
                                        "As of March 2024 the limit is 500 requests per minute."))
+
+    def test_dates_times_and_durations_when_asked(self) -> None:
+        when = "When is the filing deadline?"
+        found = self.pair("The filing deadline is March 1, 2024.", "The filing deadline is March 15, 2024.", when)
+        self.assertEqual((found.kind, found.claims_a, found.claims_b),
+                         ("numerical", ("March 1, 2024",), ("March 15, 2024",)))
+        self.assertIsNone(self.pair("The deadline is May 5, 2024.", "The deadline is 5 May.", when))   # one day
+        self.assertIsNone(self.pair("The Berlin sale starts March 1.", "The Munich sale starts May 1.", when))
+        self.assertIsNone(self.pair("Season 3 came out March 24, 2017.", "It came out March 21, 2025.", when))
+        self.assertIsNotNone(self.pair("The store opens at 9:00.", "The store opens at 10 am.",
+                                       "What time does the store open?"))
+        # a date that is not what the question asks is no claim: a newer page, the same limit
+        self.assertIsNone(self.pair("On March 3, 2024 the limit was 500 requests per minute.",
+                                    "On June 1, 2024 the limit was 500 requests per minute.", "What is the limit?"))
+        self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
+        self.assertIsNone(self.pair("The warranty lasts 12 months.", "The warranty lasts one year."))
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
