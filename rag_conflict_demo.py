@@ -213,7 +213,9 @@ _MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "
 _CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "pound": "£", "gbp": "£",
                    "yen": "¥", "jpy": "¥"}
 _VERSION_WORDS = frozenset({"version", "release", "revision", "ver", "rev", "v"})
-_SECONDS_PER = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400,
+_YEAR_RE = re.compile(r"(?<![\w$€£¥.,\-−/])(?:1[5-9]|20)\d{2}(?!\w|[%\-−/]|[.,]\d|\s?percent)")
+_SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
+                "day": 86400,
                 "week": 604800, "month": 2629800, "year": 31557600}   # a month is 1/12 of a Julian year
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _QUANTITY_RE = re.compile(rf"""
@@ -222,7 +224,8 @@ _QUANTITY_RE = re.compile(rf"""
     (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
            |[-−]?\d+(?:\.\d+)?
            |(?:{_NUMBER_WORD_RE})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?!\w))
-    (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion))?
+    (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion)
+       |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hx]))?  # a unit written on: 10MB, 24h (not 2nd, 3D)
     (?!\w)
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+)?
@@ -277,7 +280,8 @@ def extract_quantities(text: str) -> list[Quantity]:
     text = _CALENDAR_RE.sub(lambda m: " " * len(m.group()), text)  # dates and times: extract_moments
     found = []
     for m in _QUANTITY_RE.finditer(text):
-        cur, num, suffix, mag, pct, unit, rate = m.group("cur", "num", "suffix", "mag", "pct", "unit", "rate")
+        cur, num, suffix, mag, glued, pct, unit, rate = m.group("cur", "num", "suffix", "mag", "glued", "pct",
+                                                                "unit", "rate")
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
@@ -285,8 +289,9 @@ def extract_quantities(text: str) -> list[Quantity]:
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
             continue                                   # 'version 2.0' labels a release, claims nothing
         value = _parse_number(num) * _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
-        unit_key = "%" if pct else cur or (_unit_key(unit) if unit else "")
-        takes_rate = bool(rate and unit_key and not (cur and unit))   # '$25 per month', not '$4M sales per year'
+        unit_text = glued or unit
+        unit_key = "%" if pct else cur or (_unit_key(unit_text) if unit_text else "")
+        takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
         if takes_rate:
             unit_key += "/" + stem(rate.split()[-1].lower())
         marked = bool(cur or suffix or mag or pct)
@@ -298,6 +303,8 @@ def extract_quantities(text: str) -> list[Quantity]:
             end = m.end("rate")
         elif pct:
             end = m.end("pct")
+        elif glued and not cur:
+            end = m.end("glued")
         elif unit and not cur:
             end = m.end("unit")
         else:
@@ -309,13 +316,16 @@ def extract_quantities(text: str) -> list[Quantity]:
 
 
 def extract_moments(text: str) -> list[Quantity]:
-    """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree)
-    and clock times (minutes after midnight).
+    """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree),
+    clock times (minutes after midnight) and years on their own.
 
     >>> [(q.unit, q.value) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
     [('time', 1170.0), ('date', 505.0), ('date', 506.0)]
+    >>> [(q.unit, q.value) for q in extract_moments("Founded in 1998 (not $1998 or 2.5% in 2001-2003).")]
+    [('year', 1998.0)]
     """
-    found = []
+    found = [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
+             for m in _YEAR_RE.finditer(_CALENDAR_RE.sub(lambda m: " " * len(m.group()), text))]
     for m in _CALENDAR_RE.finditer(text):
         if m.group("hh") is not None:
             hours, minutes, half = int(m.group("hh")), int(m.group("mm") or 0), (m.group("ap") or m.group("ap2") or "")
@@ -330,7 +340,7 @@ def extract_moments(text: str) -> list[Quantity]:
                 continue
             unit, value = "date", 100.0 * month + day
         found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
-    return found
+    return sorted(found, key=lambda q: q.start)
 
 
 _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "won't", "isn't",
@@ -441,10 +451,10 @@ def qualifiers(sentence: str) -> frozenset[str]:
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
     """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
-    For a date (own=False) its month and day are its value; of its own text only the year qualifies it."""
+    For a moment (own=False) its text is its value; only a date's year qualifies it."""
     left = sentence[:q.start].split()[-before:]
     right = sentence[q.end:].split()[:after]
-    own_text = [q.text] if own else re.findall(r"\b(?:19|20)\d{2}\b", q.text)
+    own_text = [q.text] if own else re.findall(r"\b(?:1[5-9]|20)\d{2}\b", q.text) if q.unit == "date" else []
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -2011,7 +2021,8 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
 # -----------------------------------------------------------------------------
 # tests (--test: no models, no network; --test-models: tiny local models, needs torch)
 
-import unittest  # noqa: E402  (the tests section is self-contained)
+import doctest  # noqa: E402  (the tests section is self-contained)
+import unittest  # noqa: E402
 
 
 def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAULT_TOP_K,
@@ -2103,6 +2114,9 @@ class TestDetector(unittest.TestCase):
         # a date that is not what the question asks is no claim: a newer page, the same limit
         self.assertIsNone(self.pair("On March 3, 2024 the limit was 500 requests per minute.",
                                     "On June 1, 2024 the limit was 500 requests per minute.", "What is the limit?"))
+        founded = "When was the company founded?"
+        self.assertIsNotNone(self.pair("It was founded in 1998.", "It was founded in 2001.", founded))
+        self.assertIsNone(self.pair("It was founded in 1998.", "It was founded on May 5, 1998.", founded))
         self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
         self.assertIsNone(self.pair("The warranty lasts 12 months.", "The warranty lasts one year."))
 
@@ -2642,6 +2656,7 @@ def run_tests(with_models: bool = False) -> int:
     socket.socket.connect, socket.create_connection = refuse, refuse  # type: ignore[method-assign]
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
+    suite.addTests(doctest.DocTestSuite(sys.modules[__name__]))   # the examples in docstrings
     if with_models:
         suite.addTests(loader.loadTestsFromTestCase(case) for case in MODEL_TEST_CASES)
     try:
