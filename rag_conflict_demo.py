@@ -2021,8 +2021,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
 # -----------------------------------------------------------------------------
 # tests (--test: no models, no network; --test-models: tiny local models, needs torch)
 
-import doctest  # noqa: E402  (the tests section is self-contained)
-import unittest  # noqa: E402
+import unittest  # noqa: E402  (the tests section is self-contained)
 
 
 def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAULT_TOP_K,
@@ -2644,6 +2643,7 @@ class TestModelPlumbing(unittest.TestCase):
 
 def run_tests(with_models: bool = False) -> int:
     """Run the test classes with network access blocked; heavy imports count as a failure."""
+    import doctest
     import socket
     attempts: list[Any] = []
 
