@@ -219,6 +219,7 @@ _SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "ho
                 "week": 604800, "month": 2629800, "year": 31557600}   # a month is 1/12 of a Julian year
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _QUANTITY_RE = re.compile(rf"""
+    (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
     (?<![\w.,\-−/])                                   # not glued to a word: v1.2, FY2023, Q4, 1/2
     (?:(?P<cur>[$€£¥])\s?)?
     (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
@@ -236,12 +237,13 @@ _MONTHS = {name: n for n, names in enumerate((
     "september sep sept", "october oct", "november nov", "december dec"), start=1) for name in names.split()}
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _CALENDAR_RE = re.compile(rf"""                       # dates and clock times: what a 'when' question asks
+    (?=[\d{"".join(sorted({m[0] for m in _MONTHS}))}])(?:         # a cheap first test: a digit or a month's initial
     \b\d{{4}}-(?P<im>\d{{2}})-(?P<id>\d{{2}})                                              # 2024-03-15
         (?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?\b
    |\b(?P<m1>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?          # March 15, 2024
    |\b(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_RE})\b\.?(?:,?\s+\d{{4}}\b)?  # 15 March 2024
    |\b(?P<hh>\d{{1,2}})(?::(?P<mm>\d{{2}})(?::\d{{2}})?(?:\s?(?P<ap>[ap])\.?m\b\.?)?         # 9:30, 9:30 pm
-                      |\s?(?P<ap2>[ap])\.?m\b\.?)                                               # 9 pm
+                      |\s?(?P<ap2>[ap])\.?m\b\.?))                                              # 9 pm
 """, re.X | re.I)
 
 
@@ -324,9 +326,13 @@ def extract_moments(text: str) -> list[Quantity]:
     >>> [(q.unit, q.value) for q in extract_moments("Founded in 1998 (not $1998 or 2.5% in 2001-2003).")]
     [('year', 1998.0)]
     """
+    calendar = list(_CALENDAR_RE.finditer(text))
+    blanked = list(text)                               # years inside a date are part of it
+    for m in calendar:
+        blanked[m.start():m.end()] = " " * (m.end() - m.start())
     found = [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
-             for m in _YEAR_RE.finditer(_CALENDAR_RE.sub(lambda m: " " * len(m.group()), text))]
-    for m in _CALENDAR_RE.finditer(text):
+             for m in _YEAR_RE.finditer("".join(blanked))]
+    for m in calendar:
         if m.group("hh") is not None:
             hours, minutes, half = int(m.group("hh")), int(m.group("mm") or 0), (m.group("ap") or m.group("ap2") or "")
             hours = hours % 12 + (12 if half.lower() == "p" else 0) if half else hours
