@@ -25,7 +25,6 @@ detection is O(k^2) in the number of retrieved documents (fine for the k a reade
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import gc
 import json
@@ -36,7 +35,7 @@ import sys
 import textwrap
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -916,6 +915,12 @@ def _interned(values: Sequence[Any]) -> np.ndarray:
     return np.array([ids.setdefault(v, len(ids)) for v in values], dtype=np.int64)
 
 
+def _gather(records: Sequence[Any], field: str, index: np.ndarray) -> np.ndarray:
+    """records[i].field for each i in index, as an object array: per-pair columns built in numpy."""
+    values = np.fromiter((getattr(r, field, None) for r in records), dtype=object, count=len(records))
+    return values[index]
+
+
 def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For pairs (rows[n], cols[n]), False where no built-in check can fire: a cheap array test.
 
@@ -938,19 +943,6 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
     return numeric | state | entity | (signals[rows] != signals[cols])
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No garbage collection inside: with torch loaded, a full collection over its objects can cost
-    more than detection itself, and the small records detection builds hold no reference cycles."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class ConflictDetector:
     """Flags pairs of retrieved documents that contradict each other on what the query asks.
 
@@ -967,8 +959,16 @@ class ConflictDetector:
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                query: str | None = None) -> ConflictReport:
-        with _gc_paused():                              # tens of thousands of small records at large k
+        # No garbage collection inside: at large k detection builds tens of thousands of small records
+        # (no reference cycles among them), and with torch loaded a full collection can cost more than
+        # detection itself. Paused before anything is allocated here, so none starts on the way in.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
             return self._detect(contexts, embeddings, query)
+        finally:
+            if was_enabled:
+                gc.enable()
 
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                 query: str | None) -> ConflictReport:
@@ -990,12 +990,12 @@ class ConflictDetector:
         verdicts = [self._pair_conflict_reason(claims[rows[n]], claims[cols[n]], float(sims[rows[n], cols[n]]))
                     for n in first.tolist()]
         flagged = np.nonzero(np.array([v is not None for v in verdicts], dtype=bool)[verdict_of])[0]
-        ids = [c.doc_id for c in claims]
-        found = [verdicts[u] for u in verdict_of[flagged].tolist()]
+        ids = np.array([c.doc_id for c in claims], dtype=object)
+        rows, cols, used = rows[flagged], cols[flagged], verdict_of[flagged]   # used: each pair's verdict
         pairs = tuple(map(ConflictPair._make, zip(      # each pair: its own ids and topic_sim, its verdict's rest
-            [ids[i] for i in rows[flagged].tolist()], [ids[j] for j in cols[flagged].tolist()],
-            [v.kind for v in found], [v.reason for v in found], sims[rows[flagged], cols[flagged]].tolist(),
-            [v.claims_a for v in found], [v.claims_b for v in found])))
+            ids[rows].tolist(), ids[cols].tolist(), _gather(verdicts, "kind", used).tolist(),
+            _gather(verdicts, "reason", used).tolist(), sims[rows, cols].tolist(),
+            _gather(verdicts, "claims_a", used).tolist(), _gather(verdicts, "claims_b", used).tolist())))
         return ConflictReport(bool(pairs), pairs, examined)
 
     def prepare(self, documents: Iterable[Document]) -> None:
