@@ -2459,7 +2459,8 @@ def random_text(rng: Any, words: int = 12) -> str:
               "2024-01-15", "12:30", "ninety days", "twenty-five", "no longer", "not", "increased", "retired",
               "available", "closed", "open", "Kash Patel", "Berlin", "Paris", "as of March", "per minute",
               "requests", "日本語の文書", "مرحبا", "😀", "\u200b", "..", "?", "!", ";", ",", "(", ")", "\n", "-", "e9",
-              "1e309", "0.0000001", "9" * 40, "$", "%", "M", "bn", "Corp.", "Nov. 28", "#", "'s", "’")
+              "1e309", "0.0000001", "9" * 40, "$", "%", "M", "bn", "Corp.", "Nov. 28", "#", "'s", "’",
+              "May", "March 15, 2024", "31 February", "9 pm", "25:99", "1998", "10MB", "24h", "2nd")
     return " ".join(rng.choice(pieces) if rng.random() < 0.7 else
                     "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 8)))
                     for _ in range(words))
@@ -2472,6 +2473,7 @@ class TestHardening(CLITestCase):
         texts = [random_text(rng) for _ in range(3000)]
         for text in texts:
             extract_quantities(text)                   # never raises
+            extract_moments(text)
         detector = ConflictDetector(0.0)
         same_topic = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
         for n in range(400):                          # 800 of them in pairs
