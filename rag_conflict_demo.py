@@ -316,6 +316,23 @@ def extract_quantities(text: str) -> list[Quantity]:
     return found
 
 
+def _clock_minutes(m: re.Match[str]) -> float | None:
+    """Minutes after midnight of a clock-time match ('9:30 pm' -> 1290.0); None for '25:99'."""
+    hours, minutes = int(m.group("hh")), int(m.group("mm") or 0)
+    half = (m.group("ap") or m.group("ap2") or "").lower()
+    if half:
+        hours = hours % 12 + (12 if half == "p" else 0)
+    return 60.0 * hours + minutes if hours <= 23 and minutes <= 59 else None
+
+
+def _month_day(m: re.Match[str]) -> float | None:
+    """month * 100 + day of a date match ('March 15, 2024' -> 315.0); None for a day its month lacks."""
+    month = int(m.group("im")) if m.group("im") else _MONTHS[(m.group("m1") or m.group("m2")).lower()]
+    day = int(m.group("id") or m.group("d1") or m.group("d2"))
+    days_in_month = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return 100.0 * month + day if 1 <= month <= 12 and 1 <= day <= days_in_month[month - 1] else None
+
+
 def extract_moments(text: str) -> list[Quantity]:
     """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree),
     clock times (minutes after midnight) and years on their own.
@@ -326,25 +343,16 @@ def extract_moments(text: str) -> list[Quantity]:
     [('year', 1998.0)]
     """
     calendar = list(_CALENDAR_RE.finditer(text))
-    blanked = list(text)                               # years inside a date are part of it
+    found = []
+    for m in calendar:
+        unit, value = ("time", _clock_minutes(m)) if m.group("hh") else ("date", _month_day(m))
+        if value is not None:
+            found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
+    blanked = list(text)                               # a year inside a date is part of that date
     for m in calendar:
         blanked[m.start():m.end()] = " " * (m.end() - m.start())
-    found = [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
-             for m in _YEAR_RE.finditer("".join(blanked))]
-    for m in calendar:
-        if m.group("hh") is not None:
-            hours, minutes, half = int(m.group("hh")), int(m.group("mm") or 0), (m.group("ap") or m.group("ap2") or "")
-            hours = hours % 12 + (12 if half.lower() == "p" else 0) if half else hours
-            if hours > 23 or minutes > 59:
-                continue
-            unit, value = "time", 60.0 * hours + minutes
-        else:
-            month = int(m.group("im")) if m.group("im") else _MONTHS[(m.group("m1") or m.group("m2")).lower()]
-            day = int(m.group("id") or m.group("d1") or m.group("d2"))
-            if not (1 <= month <= 12 and 1 <= day <= (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]):
-                continue
-            unit, value = "date", 100.0 * month + day
-        found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
+    found += [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
+              for m in _YEAR_RE.finditer("".join(blanked))]
     return sorted(found, key=lambda q: q.start)
 
 
