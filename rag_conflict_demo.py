@@ -399,12 +399,15 @@ def answer_kind(question: str | None) -> str:
 _NAME_RE = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of|de|del|la|van|von|da|and|&)?\s*[A-Z][\w'’\-]*)*")
 
 
+_POSSESSIVE_RE = re.compile(r"['’]s$")
+
+
 def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
     """Words of capitalised names in text that the query does not already name: {'kash', 'patel'}."""
     found: set[str] = set()
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
-            words = [w.lower().strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
+            words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and stem(w) not in query_words
                      and not w.isdigit()]
             if m.start() == s and len(words) <= 1:
@@ -2132,6 +2135,14 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("It was founded in 1998.", "It was founded on May 5, 1998.", founded))
         self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
         self.assertIsNone(self.pair("The warranty lasts 12 months.", "The warranty lasts one year."))
+
+    def test_different_names_answer_a_who_question(self) -> None:
+        who = "Who is the CEO of Acme?"
+        found = self.pair("The CEO of Acme is John Smith.", "Jane Doe is the CEO of Acme.", who)
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("john", "smith"), ("doe", "jane")))
+        self.assertIsNone(self.pair("The CEO of Acme is Smith.", "The board confirmed Smith's appointment as CEO "
+                                    "of Acme.", who))                 # a possessive is the same name
+        self.assertIsNone(self.pair("The CEO of Acme is John Smith.", "The CEO of Acme is Jane Doe."))  # not asked
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
