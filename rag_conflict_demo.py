@@ -212,10 +212,10 @@ _MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "
 _CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "pound": "£", "gbp": "£",
                    "yen": "¥", "jpy": "¥"}
 _VERSION_WORDS = frozenset({"version", "release", "revision", "ver", "rev", "v"})
-_YEAR_RE = re.compile(r"(?<![\w$€£¥.,\-−/])(?:1[5-9]|20)\d{2}(?!\w|[%\-−/]|[.,]\d|\s?percent)")
+_YEAR = r"(?:1[5-9]|20)\d{2}"                           # 1500-2099
+_YEAR_RE = re.compile(rf"(?<![\w$€£¥.,\-−/]){_YEAR}(?!\w|[%\-−/]|[.,]\d|\s?percent)")   # a year on its own
 _SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
-                "day": 86400,
-                "week": 604800, "month": 2629800, "year": 31557600}   # a month is 1/12 of a Julian year
+                "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 Julian year
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
@@ -470,7 +470,7 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     For a moment (own=False) its text is its value; only a date's year qualifies it."""
     left = sentence[:q.start].split()[-before:]
     right = sentence[q.end:].split()[:after]
-    own_text = [q.text] if own else re.findall(r"\b(?:1[5-9]|20)\d{2}\b", q.text) if q.unit == "date" else []
+    own_text = [q.text] if own else re.findall(rf"\b{_YEAR}\b", q.text) if q.unit == "date" else []
     return qualifiers(" ".join(left + own_text + right))
 
 
