@@ -63,6 +63,7 @@ READER_STRIDE = 128              # tokens shared by consecutive windows
 EMBED_READER_TEMPERATURE = 0.1   # softmax temperature over candidate scores (cosine + word share + bonus)
 READER_MAX_WORDS = 30            # the embedding reader's longest answer: an answer, not a passage
 READER_MAX_CANDIDATES = 16       # candidates it embeds per read, chosen by words shared with the question
+READER_CACHE_SIZE = 50_000       # candidate embeddings the offline reader keeps (about 75 MB)
 READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
@@ -1313,7 +1314,10 @@ class EmbeddingReader:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             self._cache.update(zip(missing, self.embedder.encode(missing)))
-        return np.stack([self._cache[t] for t in texts])
+        vectors = np.stack([self._cache[t] for t in texts])
+        while len(self._cache) > READER_CACHE_SIZE:    # bounded: a long-running pipeline sees new texts
+            self._cache.pop(next(iter(self._cache)))   # the oldest first
+        return vectors
 
     def read(self, question: str, context: str) -> Answer:
         query_words = content_words(question)
@@ -2527,6 +2531,16 @@ class TestHardening(CLITestCase):
         naive, resolved = rag.ask("What is the rate limit? " + "very " * 2000)   # a 10,000-character query
         self.assertEqual(len(naive.sources), 5)
         self.assertIn(resolved.answer, resolved.context)
+
+    def test_reader_cache_is_bounded(self) -> None:
+        from unittest import mock
+        reader = EmbeddingReader(HashingEmbedder())
+        context = " ".join(f"Office {n} has a rate limit of {n * 10} requests per minute." for n in range(20))
+        with mock.patch.object(sys.modules[__name__], "READER_CACHE_SIZE", 5):
+            first = reader.read("What is the rate limit of office 7?", context)
+            again = reader.read("What is the rate limit of office 7?", context)
+        self.assertLessEqual(len(reader._cache), 5)
+        self.assertEqual((first.text, again.text), ("70 requests per minute", "70 requests per minute"))
 
     def test_timestamps_mixed_future_and_old(self) -> None:
         # naive datetimes are read as UTC, so they compare with aware ones as instants
