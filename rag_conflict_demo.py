@@ -2485,7 +2485,7 @@ def random_text(rng: Any, words: int = 12) -> str:
               "1e309", "0.0000001", "9" * 40, "$", "%", "M", "bn", "Corp.", "Nov. 28", "#", "'s", "’",
               "May", "March 15, 2024", "31 February", "9 pm", "25:99", "1998", "10MB", "24h", "2nd")
     return " ".join(rng.choice(pieces) if rng.random() < 0.7 else
-                    "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 8)))
+                    "".join(map(chr, rng.choices(range(32, 0x2FFF), k=rng.randrange(1, 8))))
                     for _ in range(words))
 
 
