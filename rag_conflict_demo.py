@@ -178,6 +178,12 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _drop_oldest(cache: dict[Any, Any], limit: int) -> None:
+    """Bound a cache: drop its oldest entries (dicts keep insertion order) until at most limit remain."""
+    while len(cache) > limit:
+        cache.pop(next(iter(cache)))
+
+
 def _shorten(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -1031,8 +1037,7 @@ class ConflictDetector:
         found = self._cache.get(key)
         if found is None:
             found = self._cache[key] = make()
-            if len(self._cache) > 100_000:             # bounded: drop the oldest entry
-                self._cache.pop(next(iter(self._cache)))
+            _drop_oldest(self._cache, 100_000)
         return found
 
     def _pair_conflict_reason(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
@@ -1234,8 +1239,7 @@ class TransformerReader:
                 question, context, truncation="only_second", max_length=self.max_length,
                 stride=self.stride, return_overflowing_tokens=True, return_offsets_mapping=True,
                 padding=True, return_tensors="np")
-            if len(self._features_cache) > 256:
-                self._features_cache.pop(next(iter(self._features_cache)))
+            _drop_oldest(self._features_cache, 256)
         return self._features_cache[key]
 
     def read(self, question: str, context: str) -> Answer:
@@ -1315,8 +1319,7 @@ class EmbeddingReader:
         if missing:
             self._cache.update(zip(missing, self.embedder.encode(missing)))
         vectors = np.stack([self._cache[t] for t in texts])
-        while len(self._cache) > READER_CACHE_SIZE:    # bounded: a long-running pipeline sees new texts
-            self._cache.pop(next(iter(self._cache)))   # the oldest first
+        _drop_oldest(self._cache, READER_CACHE_SIZE)   # a long-running pipeline keeps seeing new texts
         return vectors
 
     def read(self, question: str, context: str) -> Answer:
