@@ -164,9 +164,18 @@ _SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w$€£¥,]))+(?:[.!?]+[\"”'
 _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+_ABBREVIATION_END_RE = re.compile(     # a period that ends a title or an initial, not a sentence
+    r"(?<!\w)(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Gov|Sen|Rep|Inc|Ltd|Co|Corp|vs|etc|approx|No|[A-Z])\.$")
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences in text, blank ones skipped."""
-    spans = []
+    """Character spans of the sentences in text, blank ones skipped; 'Dr. Maria Garcia' is not cut.
+
+    >>> [text[s:e] for text in ["Dr. Maria Garcia leads it. J. R. Smith does not."] for s, e in sentence_spans(text)]
+    ['Dr. Maria Garcia leads it.', 'J. R. Smith does not.']
+    """
+    spans: list[tuple[int, int]] = []
+    joined = False                                    # the last span ended with an abbreviation
     for m in _SENTENCE_RE.finditer(text):
         start, end = m.start(), m.end()
         while start < end and text[start].isspace():
@@ -174,7 +183,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         while end > start and text[end - 1].isspace():
             end -= 1
         if end > start:
-            spans.append((start, end))
+            if joined and text[spans[-1][1]:start].strip() == "":
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+            joined = text[end - 1] == "." and bool(_ABBREVIATION_END_RE.search(text, max(0, end - 8), end))
     return spans
 
 
@@ -224,6 +237,7 @@ _YEAR_RE = re.compile(rf"(?<![\w$€£¥.,\-−/]){_YEAR}(?!\w|[%\-−/]|[.,]\d|
 _SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
                 "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 Julian year
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
     (?<![\w.,\-−/])                                   # not glued to a word: v1.2, FY2023, Q4, 1/2
@@ -231,8 +245,11 @@ _QUANTITY_RE = re.compile(rf"""
     (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
            |[-−]?\d+(?:\.\d+)?
            |(?:{_NUMBER_WORD_RE})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?!\w))
+    (?:(?P<range>\s?[-–—]\s?|\s+to\s+)[$€£¥]?       # a range: '3-5 days', '$1-2 million', '2 to 3 weeks'
+       (?P<hi>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.,]?\d))?
     (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion)
-       |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hx]))?  # a unit written on: 10MB, 24h (not 2nd, 3D)
+       |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hx])   # a unit written on: 10MB, 24h (not 2nd, 3D)
+       |\s?(?P<degrees>°\s?[CF]?))?                      # 4°C, 98.6 °F
     (?!\w)
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+)?
@@ -242,15 +259,21 @@ _MONTHS = {name: n for n, names in enumerate((
     "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
     "september sep sept", "october oct", "november nov", "december dec"), start=1) for name in names.split()}
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_CALENDAR_RE = re.compile(rf"""                       # dates and clock times: what a 'when' question asks
-    (?=[\d{"".join(sorted({m[0] for m in _MONTHS}))}])(?:         # a cheap first test: a digit or a month's initial
-    \b\d{{4}}-(?P<im>\d{{2}})-(?P<id>\d{{2}})                                              # 2024-03-15
+_WEEKDAYS = {name: n for n, name in enumerate(
+    "monday tuesday wednesday thursday friday saturday sunday".split(), start=1)}
+_CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months, quarters: what 'when' asks
+    \b(?=[\d{"".join(sorted({m[0] for m in (*_MONTHS, *_WEEKDAYS, "q")}))}])(?:  # a cheap first test
+    \d{{4}}-(?P<im>\d{{2}})-(?P<id>\d{{2}})                                              # 2024-03-15
         (?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?\b
-   |\b(?P<m1>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?          # March 15, 2024
-   |\b(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_RE})\b\.?(?:,?\s+\d{{4}}\b)?  # 15 March 2024
-   |\b(?P<hh>\d{{1,2}})(?::(?P<mm>\d{{2}})(?::\d{{2}})?(?:\s?(?P<ap>[ap])\.?m\b\.?)?         # 9:30, 9:30 pm
-                      |\s?(?P<ap2>[ap])\.?m\b\.?))                                              # 9 pm
-""", re.X | re.I)
+   |(?P<m1>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?          # March 15, 2024
+   |(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_RE})\b\.?(?:,?\s+\d{{4}}\b)?  # 15 March 2024
+   |(?P<hh>\d{{1,2}})(?::(?P<mm>\d{{2}})(?::\d{{2}})?(?:\s?(?P<ap>[ap])(?:\.m\.|m\b))?      # 9:30, 9:30 pm
+                      |\s?(?P<ap2>[ap])(?:\.m\.|m\b))                                           # 9 p.m.
+   |(?P<wd>{"|".join(_WEEKDAYS)})\b                                                    # Monday
+   |(?-i:(?P<mo>{"|".join(n.capitalize() for n in _MONTHS if len(n) > 3)})\b)(?:,?\s+\d{{4}}\b)?  # June 2024
+   |Q(?P<qn>[1-4])\b(?:\s+\d{{4}}\b)?                                                    # Q3 2024
+)""", re.X | re.I)
+_MOMENT_WORDS = frozenset((*_WEEKDAYS, *(n for n in _MONTHS if len(n) > 3)))   # need no digit to be a moment
 
 
 @dataclass(frozen=True)
@@ -260,7 +283,8 @@ class Quantity:
     text: str                       # as written, with its unit: '$4.2M', '500 requests per minute'
     start: int = -1                 # character offsets of text in the source string
     end: int = -1
-    key: float = 0.0                # value to 6 significant digits: equal claims written differently match
+    key: float | tuple[float, float] = 0.0   # value to 6 significant digits (a range: low, high):
+                                             # equal claims written differently match
 
 
 def _parse_number(raw: str) -> float:
@@ -279,47 +303,65 @@ def _unit_key(unit_phrase: str) -> str:
     return "/".join(words)
 
 
-def extract_quantities(text: str) -> list[Quantity]:
-    """Meaningful numbers in text, as values with units.
+def _blanked(text: str, spans: Iterable[re.Match[str]]) -> str:
+    """text with the matched spans turned to spaces, every other offset kept."""
+    chars = list(text)
+    for m in spans:
+        chars[m.start():m.end()] = " " * (m.end() - m.start())
+    return "".join(chars)
+
+
+def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
+    """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, if at hand).
 
     >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023")]
     ['$4.2M', '12%']
     """
-    text = _CALENDAR_RE.sub(lambda m: " " * len(m.group()), text)  # dates and times: extract_moments
+    text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
+    if "rom" in text:
+        text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
     found = []
     for m in _QUANTITY_RE.finditer(text):
-        cur, num, suffix, mag, glued, pct, unit, rate = m.group("cur", "num", "suffix", "mag", "glued", "pct",
-                                                                "unit", "rate")
+        cur, num, hi, suffix, mag, glued, degrees, pct, unit, rate = m.group(
+            "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct", "unit", "rate")
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
         before = text[max(0, m.start() - 12):m.start()].lower().split()
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
             continue                                   # 'version 2.0' labels a release, claims nothing
-        value = _parse_number(num) * _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
+        scale = _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
+        value = _parse_number(num) * scale
+        high = _parse_number(hi) * scale if hi and not is_word else None
         unit_text = glued or unit
-        unit_key = "%" if pct else cur or (_unit_key(unit_text) if unit_text else "")
+        unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
+                                           else _unit_key(unit_text) if unit_text else "")
         takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
         if takes_rate:
             unit_key += "/" + stem(rate.split()[-1].lower())
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
             plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
-            if plain_year or (not unit_key and (is_word or (value == int(value) and abs(value) < 10))):
+            small_count = is_word or ("." not in num and abs(value) < 10)
+            if plain_year or (not unit_key and small_count):
                 continue
         if takes_rate:
             end = m.end("rate")
         elif pct:
             end = m.end("pct")
+        elif degrees:
+            end = m.end("degrees")
         elif glued and not cur:
             end = m.end("glued")
         elif unit and not cur:
             end = m.end("unit")
         else:
-            end = max(m.end("num"), m.end("suffix"), m.end("mag"))  # -1 for a group that did not match
+            end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"))  # -1: a group that did not match
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
-            value, unit_key = value * _SECONDS_PER[unit_key], "duration"
-        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, float(f"{value:.6g}")))
+            seconds = _SECONDS_PER[unit_key]
+            value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
+        key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
+        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, key))
     return found
 
 
@@ -340,26 +382,30 @@ def _month_day(m: re.Match[str]) -> float | None:
     return 100.0 * month + day if 1 <= month <= 12 and 1 <= day <= days_in_month[month - 1] else None
 
 
-def extract_moments(text: str) -> list[Quantity]:
+def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree),
-    clock times (minutes after midnight) and years on their own.
+    clock times (minutes after midnight), weekdays, months and quarters named alone, and years on their own.
 
     >>> [(q.unit, q.value) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
     [('time', 1170.0), ('date', 505.0), ('date', 506.0)]
     >>> [(q.unit, q.value) for q in extract_moments("Founded in 1998 (not $1998 or 2.5% in 2001-2003).")]
     [('year', 1998.0)]
+    >>> [(q.unit, q.value) for q in extract_moments("You may ship on Friday, in June 2025 or in Q3.")]
+    [('weekday', 5.0), ('month', 6.0), ('quarter', 3.0)]
     """
-    calendar = list(_CALENDAR_RE.finditer(text))
+    calendar = list(_CALENDAR_RE.finditer(text)) if calendar is None else calendar
     found = []
     for m in calendar:
-        unit, value = ("time", _clock_minutes(m)) if m.group("hh") else ("date", _month_day(m))
+        weekday, month, quarter = m.group("wd", "mo", "qn")
+        unit, value = (("time", _clock_minutes(m)) if m.group("hh")
+                       else ("weekday", float(_WEEKDAYS[weekday.lower()])) if weekday
+                       else ("month", float(_MONTHS[month.lower()])) if month
+                       else ("quarter", float(quarter)) if quarter
+                       else ("date", _month_day(m)))
         if value is not None:
             found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
-    blanked = list(text)                               # a year inside a date is part of that date
-    for m in calendar:
-        blanked[m.start():m.end()] = " " * (m.end() - m.start())
     found += [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
-              for m in _YEAR_RE.finditer("".join(blanked))]
+              for m in _YEAR_RE.finditer(_blanked(text, calendar))]   # a year inside a date is that date's
     return sorted(found, key=lambda q: q.start)
 
 
@@ -407,6 +453,7 @@ _NAME_RE = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of|de|del|la|van|
 
 
 _POSSESSIVE_RE = re.compile(r"['’]s$")
+_TITLES = frozenset("mr mrs ms dr prof sir dame".split())   # 'Dr. Maria Garcia' is the name 'maria garcia'
 
 
 def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
@@ -415,8 +462,8 @@ def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
-            words = [w for w in words if w and w not in _STOPWORDS and stem(w) not in query_words
-                     and not w.isdigit()]
+            words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES
+                     and stem(w) not in query_words and not w.isdigit()]
             if m.start() == s and len(words) <= 1:
                 continue                               # a capital that only starts the sentence
             found.update(words)
@@ -474,10 +521,10 @@ def qualifiers(sentence: str) -> frozenset[str]:
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
     """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
-    For a moment (own=False) its text is its value; only a date's year qualifies it."""
+    For a moment (own=False) its text is its value; only its year ('June 2024') qualifies it."""
     left = sentence[:q.start].split()[-before:]
     right = sentence[q.end:].split()[:after]
-    own_text = [q.text] if own else re.findall(rf"\b{_YEAR}\b", q.text) if q.unit == "date" else []
+    own_text = [q.text] if own else [] if q.unit == "year" else re.findall(rf"\b{_YEAR}\b", q.text)
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -837,8 +884,11 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
         sentence = text[s:e]
         words = tokens(sentence)
         has_digit = re.search(r"\d", sentence)
-        figures = extract_quantities(sentence) if has_digit or any(w in _NUMBER_WORDS for w in words) else []
-        moments = extract_moments(sentence) if has_digit else []
+        calendar = (list(_CALENDAR_RE.finditer(sentence)) if has_digit or not _MOMENT_WORDS.isdisjoint(words)
+                    else [])                          # one scan for dates, shared by the two extractors
+        figures = (extract_quantities(sentence, calendar) if has_digit or any(w in _NUMBER_WORDS for w in words)
+                   else [])
+        moments = extract_moments(sentence, calendar) if has_digit or calendar else []
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
@@ -2084,6 +2134,17 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual((keys[0] == keys[1], keys[2] == keys[3], keys[4] in keys[:4]), (True, True, False))
         self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
 
+    def test_ranges_temperatures_and_decimals(self) -> None:
+        keys = [(q.text, q.unit, q.key) for q in extract_quantities("3-5 days, 3 to 5 days, $1-2 million")]
+        self.assertEqual(keys, [("3-5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
+                                ("3 to 5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
+                                ("$1-2 million", "$", (1e6, 2e6))])
+        # 'from 100 to 500' is a change: the old value is a plain number, the new one has the unit
+        self.assertEqual(self.values("raised from 100 to 500 requests per minute"),
+                         [(100.0, ""), (500.0, "request/minute")])
+        self.assertEqual(self.values("store at 4°C, not -20 °C or 98.6°F"), [(4.0, "°C"), (-20.0, "°C"), (98.6, "°F")])
+        self.assertEqual(self.values("the latest is 3.0, rated 4 of 5"), [(3.0, "")])   # a decimal is no small count
+
     def test_dates_and_times_are_moments_not_figures(self) -> None:
         text = "On March 15, 2024 (not 15 March or 2024-03-16) doors open at 9:30 pm, or 9 pm, not 09:00."
         self.assertEqual(self.values(text), [])                   # no day or hour read as a count
@@ -2140,6 +2201,12 @@ class TestDetector(unittest.TestCase):
         founded = "When was the company founded?"
         self.assertIsNotNone(self.pair("It was founded in 1998.", "It was founded in 2001.", founded))
         self.assertIsNone(self.pair("It was founded in 1998.", "It was founded on May 5, 1998.", founded))
+        self.assertIsNotNone(self.pair("The meeting is on Monday.", "The meeting moved to Wednesday.",
+                                       "When is the meeting?"))
+        self.assertIsNotNone(self.pair("The launch is planned for March.", "The launch was postponed to June.",
+                                       "When is the launch?"))
+        self.assertIsNotNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 7-10 business days."))
+        self.assertIsNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 3 to 5 business days."))
         self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
         self.assertIsNone(self.pair("The warranty lasts 12 months.", "The warranty lasts one year."))
 
@@ -2150,6 +2217,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The CEO of Acme is Smith.", "The board confirmed Smith's appointment as CEO "
                                     "of Acme.", who))                 # a possessive is the same name
         self.assertIsNone(self.pair("The CEO of Acme is John Smith.", "The CEO of Acme is Jane Doe."))  # not asked
+        found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
+        self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
