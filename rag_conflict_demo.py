@@ -252,7 +252,9 @@ _QUANTITY_RE = re.compile(rf"""
        |\s?(?P<degrees>°\s?[CF]?))?                      # 4°C, 98.6 °F
     (?!\w)
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
-    (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+)?
+    (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
+       (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
+
     (?P<rate>\s+per\s+[A-Za-z]+)?                     # '$25 per month', '500 requests per minute'
 """, re.X | re.I)
 _MONTHS = {name: n for n, names in enumerate((
@@ -296,11 +298,11 @@ def _parse_number(raw: str) -> float:
 
 
 def _unit_key(unit_phrase: str) -> str:
-    """'requests per minute' -> 'request/minute'; 'dollars' -> '$'."""
-    words = [stem(w) for w in unit_phrase.lower().split() if w != "per"]
+    """'business days' -> 'business day'; 'dollars' -> '$'."""
+    words = [stem(w) for w in unit_phrase.lower().split()]
     if words and words[0] in _CURRENCY_WORDS:
         return _CURRENCY_WORDS[words[0]]
-    return "/".join(words)
+    return " ".join(words)
 
 
 def _blanked(text: str, spans: Iterable[re.Match[str]]) -> str:
@@ -414,7 +416,8 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 _DIRECTIONAL_TOKENS = frozenset({"increased", "decreased", "raised", "lowered", "reduced", "revised",
                                  "restated", "corrected", "amended", "replaced", "superseded",
                                  "rescinded", "reversed", "withdrawn", "updated", "changed",
-                                 "previously", "formerly", "now", "no longer"})
+                                 "previously", "formerly", "now", "no longer", "replacing", "succeeded",
+                                 "succeeds", "succeeding", "successor", "stepped down", "took over"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _DIRECTIONAL_TOKENS
 
 # Each row: words for one state, words for its opposite. A claim in one column against a claim in
