@@ -511,14 +511,27 @@ _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first
 _AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
                        r"|on|by)\s+(?:the\s+)?$", re.I)
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
+_SUBJECT_TOKEN_RE = re.compile(r"[a-z]+")
+
+
+# Words that tell subjects of one kind apart: the 'free' plan's limit and the 'pro' plan's are two
+# facts, not a contradiction. Like the state lexicon, a starting list to extend for one's own domain.
+_SUBJECT_WORDS = frozenset(stem(w) for w in """
+    small medium large  first second third fourth fifth  free basic standard plus pro premium enterprise
+    starter personal professional express economy overnight  men women boys girls children kids adults seniors
+    students  daily weekly monthly quarterly annual yearly  weekday weekend  minimum maximum average median
+    domestic international  gross net  ios android windows macos linux desktop mobile  north south east west
+    northern southern eastern western  upload download  inbound outbound  morning afternoon evening
+""".split())
 
 
 def qualifiers(sentence: str) -> frozenset[str]:
-    """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin'; 'as of March' is not one."""
+    """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan); 'as of March' is not one."""
     found = {m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
              if not _AS_OF_RE.search(sentence[:m.start()])}
     found |= {m.group().lower() for m in _PROPER_RE.finditer(sentence)
               if not _PERIOD_RE.fullmatch(m.group())}
+    found |= {w for w in map(stem, _SUBJECT_TOKEN_RE.findall(sentence.lower())) if w in _SUBJECT_WORDS}
     return frozenset(found)
 
 
@@ -2184,6 +2197,12 @@ class TestDetector(unittest.TestCase):
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
         self.assertIsNone(self.pair("Revenue in Q1 was $3M.", "Revenue in Q2 was $4M."))
+        # tiers, sizes, editions, audiences: lower-case words that name another subject
+        self.assertIsNone(self.pair("The free plan allows 100 requests per minute.",
+                                    "The pro plan allows 500 requests per minute."))
+        self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
+        self.assertIsNotNone(self.pair("The free plan allows 100 requests per minute.",
+                                       "The plan now allows 500 requests per minute."))
         # an 'as of' date marks an update, not another period: still a conflict
         self.assertIsNotNone(self.pair("The limit is 100 requests per minute.",
                                        "As of March 2024 the limit is 500 requests per minute."))
