@@ -55,7 +55,7 @@ log = logging.getLogger("rag_conflict_demo")
 HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local copy is installed
 HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
 DEFAULT_TOP_K = 3
-DEFAULT_TOPIC_THRESHOLD = 0.68   # cosine between two documents' embeddings to compare their claims
+DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -2266,8 +2266,8 @@ class TestDetector(unittest.TestCase):
                 (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."))]
         near = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)   # cosine 0.8
         far = np.array([[1.0, 0.0], [0.5, 0.866]], dtype=np.float32)  # cosine 0.5
-        self.assertTrue(ConflictDetector(0.68).detect(docs, near).has_conflict)
-        report = ConflictDetector(0.68).detect(docs, far)
+        self.assertTrue(ConflictDetector().detect(docs, near).has_conflict)
+        report = ConflictDetector().detect(docs, far)
         self.assertEqual((report.has_conflict, report.pairs_examined), (False, 0))
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
