@@ -962,15 +962,16 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Figures of one unit whose values never agree, about the same subject: each side's texts."""
+    """Figures of one unit whose values never agree, about the same subject: each side's texts,
+    every unit that clashes."""
+    clashing = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
         if not (a.unit_values[unit].isdisjoint(b.values) and b.unit_values[unit].isdisjoint(a.values)):
             continue                                   # some value is stated by both: they agree
-        clashing = [(qa, qb) for qa, la in a.figures[unit] for qb, lb in b.figures[unit] if not _complementary(la, lb)]
-        if clashing:
-            return (list(dict.fromkeys(q.text for q, _ in clashing)),
-                    list(dict.fromkeys(q.text for _, q in clashing)))
-    return None
+        clashing += [(qa, qb) for qa, la in a.figures[unit] for qb, lb in b.figures[unit] if not _complementary(la, lb)]
+    if not clashing:
+        return None
+    return list(dict.fromkeys(q.text for q, _ in clashing)), list(dict.fromkeys(q.text for _, q in clashing))
 
 
 def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
