@@ -962,13 +962,21 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Figures of one unit whose values never agree, about the same subject: each side's texts,
-    every unit that clashes."""
-    clashing = []
-    for unit in sorted(a.figures.keys() & b.figures.keys()):
-        if not (a.unit_values[unit].isdisjoint(b.values) and b.unit_values[unit].isdisjoint(a.values)):
-            continue                                   # some value is stated by both: they agree
-        clashing += [(qa, qb) for qa, la in a.figures[unit] for qb, lb in b.figures[unit] if not _complementary(la, lb)]
+    """Figures of one unit, about the same subject, with different values that the other side never
+    states about that subject: each side's texts, every unit that clashes. Two documents stating the
+    very same values agree."""
+    if a.values == b.values:
+        return None
+    every_a = [f for figures in a.figures.values() for f in figures]
+    every_b = [f for figures in b.figures.values() for f in figures]
+
+    def states(figures: list[tuple[Quantity, frozenset[str]]], key: Any, about: frozenset[str]) -> bool:
+        return any(q.key == key and not _complementary(about, qual) for q, qual in figures)
+
+    clashing = [(qa, qb) for unit in sorted(a.figures.keys() & b.figures.keys())
+                for qa, la in a.figures[unit] for qb, lb in b.figures[unit]
+                if qa.key != qb.key and not _complementary(la, lb)
+                and not states(every_b, qa.key, la) and not states(every_a, qb.key, lb)]
     if not clashing:
         return None
     return list(dict.fromkeys(q.text for q, _ in clashing)), list(dict.fromkeys(q.text for _, q in clashing))
@@ -1370,6 +1378,25 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
+_COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
+
+
+def counted_noun(question: str) -> frozenset[str]:
+    """What a how-many / how-much question counts: 'How many employees...' -> {'employee'}."""
+    m = _COUNTED_RE.search(question)
+    return content_words(m.group(1)) if m else frozenset()
+
+
+def _figure_rank(q: Quantity, text: str, query_words: frozenset[str],
+                 counted: frozenset[str]) -> tuple[bool, int, bool]:
+    """Which figure of a sentence answers an amount question, lowest first: one of what the question
+    counts, then the one fewest words from a question word, then one with a unit."""
+    words = text.split()
+    at = len(text[:q.start].split())                   # the figure's word position
+    near = [abs(i - at) for i, w in enumerate(words) if content_words(w) & query_words]
+    return not content_words(q.unit) & counted, min(near, default=len(words)), not q.unit
+
+
 class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
@@ -1398,18 +1425,19 @@ class EmbeddingReader:
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
-        answers, typed = list(spans), [False] * len(spans)
+        counted = counted_noun(question)
+        answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: counts what it names
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
             if amount:
                 found = extract_quantities(text)
-                if found:                              # prefer a figure with a unit, then the first
-                    q = next((q for q in found if q.unit), found[0])
-                    answers[n], typed[n] = (s + q.start, s + q.end), True
+                if found:
+                    q = min(found, key=lambda q: _figure_rank(q, text, query_words, counted))
+                    answers[n], typed[n] = (s + q.start, s + q.end), 1 + bool(content_words(q.unit) & counted)
             elif kind == "name":
-                typed[n] = bool(find_names(text, query_words))
+                typed[n] = int(bool(find_names(text, query_words)))
             elif kind == "moment":
-                typed[n] = bool(_PERIOD_RE.search(text) or extract_moments(text))
+                typed[n] = int(bool(_PERIOD_RE.search(text) or extract_moments(text)))
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
@@ -1417,8 +1445,8 @@ class EmbeddingReader:
                   + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words)))
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
-        if amount and any(typed):                      # an amount question is answered by a figure
-            scores = np.where(typed, scores, -np.inf)
+        if amount and any(typed):                      # an amount question is answered by a figure,
+            scores = np.where(np.array(typed) == max(typed), scores, -np.inf)   # of what it counts if any
         best = int(np.argmax(scores))                   # first of equals: stable
         start, end = answers[best]
         return Answer(context[start:end], float(probs[best]), start, end)
@@ -2193,6 +2221,12 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$4.2M",), ("$6.8M",)))
 
+    def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
+        found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
+                          "The Team plan includes 50 GB of storage. Extra storage costs $2 per 10 GB.",
+                          "How much storage does the Team plan include?")
+        self.assertEqual((found.claims_a, found.claims_b), (("100 GB",), ("50 GB",)))
+
     def test_same_value_written_differently_is_no_conflict(self) -> None:
         self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
         self.assertIsNone(self.pair("Refunds within ninety days.", "Refunds within 90 days."))
@@ -2379,6 +2413,13 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual(resolved.conflict, "RESOLVED", title)
             self.assertIn(want, resolved.context, title)    # the newer document reached the reader
             self.assertEqual(len(resolved.clusters[0].discarded), 1, title)
+
+    def test_reader_takes_the_figure_the_question_asks_for(self) -> None:
+        reader = EmbeddingReader(HashingEmbedder())
+        context = ("Acme Cloud has three plans. It has 180 employees and customers in 40 countries. "
+                   "Backups run every 6 hours and are kept for 30 days.")
+        self.assertEqual(reader.read("How many employees does Acme Cloud have?", context).text, "180 employees")
+        self.assertEqual(reader.read("How long are backups kept?", context).text, "30 days")
 
     def test_every_retrieved_document_kept_or_discarded(self) -> None:
         for _, query in DEMO_SCENARIOS:
