@@ -419,7 +419,8 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 # for 2 real conflicts).
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
                               "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing",
-                              "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over"})
+                              "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
+                              "moved", "relocated", "rescheduled", "renamed"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
 # Each row: words for one state, words for its opposite. A claim in one column against a claim in
@@ -467,8 +468,8 @@ def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
-            words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES
-                     and stem(w) not in query_words and not w.isdigit()]
+            words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
+                     and w not in _WEEKDAYS and stem(w) not in query_words and not w.isdigit()]
             if m.start() == s and len(words) <= 1:
                 continue                               # a capital that only starts the sentence
             found.update(words)
@@ -994,9 +995,20 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
     return None
 
 
+def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
+    """The two sides' figures of a shared unit are all about different subjects or periods (2022
+    revenue against 2023 revenue): what one side revises is not what the other states."""
+    shared = a.figures.keys() & b.figures.keys()
+    return bool(shared) and all(_complementary(la, lb) for unit in shared
+                                for _, la in a.figures[unit] for _, lb in b.figures[unit])
+
+
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) the other lacks, or a negation the
-    other lacks while both otherwise say much the same (half their content words shared)."""
+    other lacks while both otherwise say much the same (half their content words shared); not when
+    their figures are about different subjects."""
+    if _other_subjects(a, b):
+        return False
     if (a.signals ^ b.signals) & _REVISION_TOKENS:
         return True
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
@@ -2284,6 +2296,14 @@ class TestDetector(unittest.TestCase):
                           "Employees are no longer required to work from the office.")
         self.assertEqual((found.kind, found.claims_b), ("signal", ("no longer",)))
         self.assertIsNone(self.pair("Employees must not smoke.", "Employees must not smoke indoors."))
+        lead = "Who leads the Apollo project?"   # the new page names the old lead too: not two name sets apart
+        found = self.pair("The Apollo project is led by Priya Nair.",
+                          "Tom Baker now leads the Apollo project after Priya Nair moved to the data team.", lead)
+        self.assertEqual((found.kind, found.claims_b), ("signal", ("moved",)))
+        self.assertIsNone(self.pair("Globex reported revenue of $10.1 billion for 2022.",   # it revises 2023,
+                                    "Globex revised its 2023 revenue to $11.9 billion."))   # not 2022
+        self.assertIsNone(self.pair("The Apollo project was updated in 2023.", "The Apollo project is on track."))
+        self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
 
     def test_state_opposition(self) -> None:
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
