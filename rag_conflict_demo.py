@@ -236,6 +236,8 @@ _YEAR = r"(?:1[5-9]|20)\d{2}"                           # 1500-2099
 _YEAR_RE = re.compile(rf"(?<![\w$€£¥.,\-−/]){_YEAR}(?!\w|[%\-−/]|[.,]\d|\s?percent)")   # a year on its own
 _SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
                 "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 Julian year
+_PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
+                "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
@@ -255,7 +257,7 @@ _QUANTITY_RE = re.compile(rf"""
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
        (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
 
-    (?P<rate>\s+per\s+[A-Za-z]+)?                     # '$25 per month', '500 requests per minute'
+    (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b)?    # '$25 per month', '500 requests/min', '$9/month'
 """, re.X | re.I)
 _MONTHS = {name: n for n, names in enumerate((
     "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
@@ -340,7 +342,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                                            else _unit_key(unit_text) if unit_text else "")
         takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
         if takes_rate:
-            unit_key += "/" + stem(rate.split()[-1].lower())
+            per = stem(re.split(r"[\s/]+", rate)[-1].lower())
+            unit_key += "/" + _PER_ALIASES.get(per, per)
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
             plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
@@ -2192,6 +2195,7 @@ class TestQuantities(unittest.TestCase):
         keys = [q.key for q in extract_quantities("12 months, one year, 10 hours, 600 minutes, 90 days")]
         self.assertEqual((keys[0] == keys[1], keys[2] == keys[3], keys[4] in keys[:4]), (True, True, False))
         self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
+        self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
     def test_ranges_temperatures_and_decimals(self) -> None:
         keys = [(q.text, q.unit, q.key) for q in extract_quantities("3-5 days, 3 to 5 days, $1-2 million")]
