@@ -440,6 +440,11 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("required mandatory compulsory", "optional voluntary"),
         ("rejected denied", "approved granted"),
         ("inactive", "active"),
+        ("expired invalid void", "valid"),
+        ("locked", "unlocked"),
+        ("private", "public"),
+        ("offline", "online"),
+        ("paid", "free"),
         ("dead deceased", "alive living"),
         ("sell underperform underweight", "buy outperform overweight"),
     ))
