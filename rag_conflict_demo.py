@@ -448,6 +448,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("dead deceased", "alive living"),
         ("sell underperform underweight", "buy outperform overweight"),
     ))
+assert len(_STATE_OPPOSITES) <= 31, "may_conflict() packs two bits a row into one int64"
 
 
 _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"
@@ -2315,6 +2316,7 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
 
     def test_state_opposition(self) -> None:
+        self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("retired",), ("available",)))
 
