@@ -457,13 +457,27 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\bwhat (?:date|year|day|month|time)\b|\b(?:date|deadline)s?\b", re.I)
 
 
+_AMOUNT_QUESTION_RE = re.compile(
+    r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
+    r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
+    r"|size|figure|value|temperature|distance)s?\b", re.I)
+_WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
+                            r"|sort|can|could|should|would|will)\b)[a-z]+ [a-z]", re.I)   # 'what database does...'
+
+
 def answer_kind(question: str | None) -> str:
-    """What a question asks for: 'moment' (when, what date...), 'name' (who, which, where...) or ''."""
-    if question and _WHEN_QUESTION_RE.search(question):
+    """What a question asks for: 'moment' (when, what date...), 'name' (who, which, where, what
+    database...) or '' (amounts and the rest)."""
+    if not question:
+        return ""
+    if _WHEN_QUESTION_RE.search(question):
         return "moment"                                # first: 'in what year' asks for a moment
-    if question and _ENTITY_QUESTION_RE.search(question):
+    if _ENTITY_QUESTION_RE.search(question) or (_WHAT_THING_RE.search(question)
+                                                 and not _AMOUNT_QUESTION_RE.search(question)):
         return "name"
     return ""
+
+
 _NAME_RE = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of|de|del|la|van|von|da|and|&)?\s*[A-Z][\w'’\-]*)*")
 
 
@@ -1373,10 +1387,6 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
     return Answer(context[start:end], prob, start, end)
 
 
-_AMOUNT_QUESTION_RE = re.compile(
-    r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
-    r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
-    r"|size|figure|value|temperature|distance)s?\b", re.I)
 _CLAUSE_RE = re.compile(r"[;:()]\s*|,\s+")
 
 
@@ -2298,6 +2308,11 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The CEO of Acme is Smith.", "The board confirmed Smith's appointment as CEO "
                                     "of Acme.", who))                 # a possessive is the same name
         self.assertIsNone(self.pair("The CEO of Acme is John Smith.", "The CEO of Acme is Jane Doe."))  # not asked
+        found = self.pair("The service stores its data in PostgreSQL.", "The service stores its data in MySQL.",
+                          "What database does the service use?")   # 'what <thing>' asks for a name too
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
+        self.assertEqual([answer_kind(q) for q in ("What percentage of staff work remotely?", "What is the limit?")],
+                         ["", ""])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
 
