@@ -309,10 +309,11 @@ def _unit_key(unit_phrase: str) -> str:
 
 def _blanked(text: str, spans: Iterable[re.Match[str]]) -> str:
     """text with the matched spans turned to spaces, every other offset kept."""
-    chars = list(text)
-    for m in spans:
-        chars[m.start():m.end()] = " " * (m.end() - m.start())
-    return "".join(chars)
+    pieces, done = [], 0
+    for m in spans:                                   # in order, not overlapping: finditer's matches
+        pieces += (text[done:m.start()], " " * (m.end() - m.start()))
+        done = m.end()
+    return "".join(pieces) + text[done:] if pieces else text
 
 
 def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
@@ -564,8 +565,9 @@ def qualifiers(sentence: str) -> frozenset[str]:
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
     """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
     For a moment (own=False) its text is its value; only its year ('June 2024') qualifies it."""
-    left = sentence[:q.start].split()[-before:]
-    right = sentence[q.end:].split()[:after]
+    reach = 40 * max(before, after)                    # characters enough for that many words: a sentence
+    left = sentence[max(0, q.start - reach):q.start].split()[-before:]   # of 10,000 figures stays linear
+    right = sentence[q.end:q.end + reach].split()[:after]
     own_text = [q.text] if own else [] if q.unit == "year" else re.findall(rf"\b{_YEAR}\b", q.text)
     return qualifiers(" ".join(left + own_text + right))
 
@@ -985,25 +987,38 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
     return bool(qa - qb) and bool(qb - qa)
 
 
+def _said(side: DocClaims) -> dict[Any, list[frozenset[str]]]:
+    """Each value one side states (any unit), with the qualifiers of every figure stating it."""
+    said: dict[Any, list[frozenset[str]]] = {}
+    for figures in side.figures.values():
+        for q, qual in figures:
+            said.setdefault(q.key, []).append(qual)
+    return said
+
+
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
     """Figures of one unit, about the same subject, with different values that the other side never
     states about that subject: each side's texts, every unit that clashes. Two documents stating the
     very same values agree."""
     if a.values == b.values:
         return None
-    every_a = [f for figures in a.figures.values() for f in figures]
-    every_b = [f for figures in b.figures.values() for f in figures]
+    said_a, said_b = _said(a), _said(b)
 
-    def states(figures: list[tuple[Quantity, frozenset[str]]], key: Any, about: frozenset[str]) -> bool:
-        return any(q.key == key and not _complementary(about, qual) for q, qual in figures)
+    def unsaid(q: Quantity, qual: frozenset[str], said: dict[Any, list[frozenset[str]]]) -> bool:
+        return all(_complementary(qual, other) for other in said.get(q.key, ()))
 
-    clashing = [(qa, qb) for unit in sorted(a.figures.keys() & b.figures.keys())
-                for qa, la in a.figures[unit] for qb, lb in b.figures[unit]
-                if qa.key != qb.key and not _complementary(la, lb)
-                and not states(every_b, qa.key, la) and not states(every_a, qb.key, lb)]
-    if not clashing:
+    shown_a: list[str] = []
+    shown_b: list[str] = []
+    for unit in sorted(a.figures.keys() & b.figures.keys()):
+        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, said_b)]
+        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, said_a)]
+        shown_a += [qa.text for qa, la in mine
+                    if any(qa.key != qb.key and not _complementary(la, lb) for qb, lb in theirs)]
+        shown_b += [qb.text for qb, lb in theirs
+                    if any(qa.key != qb.key and not _complementary(la, lb) for qa, la in mine)]
+    if not shown_a:
         return None
-    return list(dict.fromkeys(q.text for q, _ in clashing)), list(dict.fromkeys(q.text for _, q in clashing))
+    return list(dict.fromkeys(shown_a)), list(dict.fromkeys(shown_b))
 
 
 def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
@@ -1160,9 +1175,10 @@ class ConflictDetector:
         """
         found = numeric_conflict(a, b)
         if found:
+            shown_a, shown_b = tuple(found[0][:6]), tuple(found[1][:6])   # a table of figures: the first six
             return ConflictPair(a.doc_id, b.doc_id, "numerical",
-                                f"different values for the same quantity: {', '.join(found[0])} vs "
-                                f"{', '.join(found[1])}", topic_sim, tuple(found[0]), tuple(found[1]))
+                                f"different values for the same quantity: {', '.join(shown_a)} vs "
+                                f"{', '.join(shown_b)}", topic_sim, shown_a, shown_b)
         found = state_conflict(a, b)
         if found:
             return ConflictPair(a.doc_id, b.doc_id, "state",
@@ -2717,6 +2733,13 @@ class TestHardening(CLITestCase):
         naive, resolved = rag.ask("What is the rate limit? " + "very " * 2000)   # a 10,000-character query
         self.assertEqual(len(naive.sources), 5)
         self.assertIn(resolved.answer, resolved.context)
+        # one sentence of 300 figures a side (a table pasted without full stops): found, shown in part
+        table_a = "The limits are " + ", ".join(f"{n} requests" for n in range(300)) + "."
+        table_b = "The limits are " + ", ".join(f"{n + 2000} requests" for n in range(300)) + "."
+        report = ConflictDetector(0.0).detect([RetrievedContext(Document("a", "A", table_a), 1.0),
+                                               RetrievedContext(Document("b", "B", table_b), 1.0)],
+                                              np.ones((2, 2), dtype=np.float32) / np.sqrt(2), "What are the limits?")
+        self.assertEqual(len(report.pairs[0].claims_a), 6)
 
     def test_reader_cache_is_bounded(self) -> None:
         from unittest import mock
