@@ -256,7 +256,6 @@ _QUANTITY_RE = re.compile(rf"""
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
        (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
-
     (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b)?    # '$25 per month', '500 requests/min', '$9/month'
 """, re.X | re.I)
 _MONTHS = {name: n for n, names in enumerate((
@@ -280,6 +279,9 @@ _CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months
 _MOMENT_WORDS = frozenset((*_WEEKDAYS, *(n for n in _MONTHS if len(n) > 3)))   # need no digit to be a moment
 
 
+ValueKey = float | tuple[float, float]
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: float                    # magnitude applied: $4.2M -> 4200000.0
@@ -287,8 +289,8 @@ class Quantity:
     text: str                       # as written, with its unit: '$4.2M', '500 requests per minute'
     start: int = -1                 # character offsets of text in the source string
     end: int = -1
-    key: float | tuple[float, float] = 0.0   # value to 6 significant digits (a range: low, high):
-                                             # equal claims written differently match
+    key: ValueKey = 0.0             # value to 6 significant digits (a range: low, high): equal claims
+                                    # written differently match
 
 
 def _parse_number(raw: str) -> float:
@@ -538,7 +540,6 @@ _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first
 _AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
                        r"|on|by)\s+(?:the\s+)?$", re.I)
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
-_SUBJECT_TOKEN_RE = re.compile(r"[a-z]+")
 
 
 # Words that tell subjects of one kind apart: the 'free' plan's limit and the 'pro' plan's are two
@@ -550,6 +551,7 @@ _SUBJECT_WORDS = frozenset(stem(w) for w in """
     domestic international  gross net  ios android windows macos linux desktop mobile  north south east west
     northern southern eastern western  upload download  inbound outbound  morning afternoon evening
 """.split())
+_SUBJECT_TOKEN_RE = re.compile(r"[a-z]+")
 
 
 def qualifiers(sentence: str) -> frozenset[str]:
@@ -946,8 +948,8 @@ class DocClaims:
     doc_id: str
     sentences: tuple[str, ...]                       # the sentences that answer the query
     figures: dict[str, tuple[tuple[Quantity, frozenset[str]], ...]]  # by unit: figure, qualifiers
-    unit_values: dict[str, frozenset[float]]         # by unit: the keys of its figures' values
-    values: frozenset[float]                         # keys of every figure's value, any unit
+    said: dict[ValueKey, tuple[frozenset[str], ...]]  # each value stated, any unit: its figures' qualifiers
+    values: frozenset[ValueKey]                      # keys of every figure's value, any unit
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
     names: frozenset[str]                            # for who/which/where questions, else empty
@@ -975,9 +977,11 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
             figures.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
     names = find_names(" ".join(s.text for s in chosen), query_words) if asks == "name" else frozenset()
-    unit_values = {u: frozenset(q.key for q, _ in f) for u, f in figures.items()}
+    said: dict[ValueKey, list[frozenset[str]]] = {}
+    for q, qual in (f for unit_figures in figures.values() for f in unit_figures):
+        said.setdefault(q.key, []).append(qual)
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
-                     unit_values, frozenset().union(*unit_values.values()), signals,
+                     {key: tuple(quals) for key, quals in said.items()}, frozenset(said), signals,
                      frozenset().union(*(s.states for s in chosen)),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
 
@@ -987,35 +991,23 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
     return bool(qa - qb) and bool(qb - qa)
 
 
-def _said(side: DocClaims) -> dict[Any, list[frozenset[str]]]:
-    """Each value one side states (any unit), with the qualifiers of every figure stating it."""
-    said: dict[Any, list[frozenset[str]]] = {}
-    for figures in side.figures.values():
-        for q, qual in figures:
-            said.setdefault(q.key, []).append(qual)
-    return said
-
-
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
     """Figures of one unit, about the same subject, with different values that the other side never
     states about that subject: each side's texts, every unit that clashes. Two documents stating the
     very same values agree."""
     if a.values == b.values:
         return None
-    said_a, said_b = _said(a), _said(b)
 
-    def unsaid(q: Quantity, qual: frozenset[str], said: dict[Any, list[frozenset[str]]]) -> bool:
-        return all(_complementary(qual, other) for other in said.get(q.key, ()))
+    def unsaid(q: Quantity, qual: frozenset[str], other: DocClaims) -> bool:
+        return all(_complementary(qual, theirs) for theirs in other.said.get(q.key, ()))
 
     shown_a: list[str] = []
     shown_b: list[str] = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
-        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, said_b)]
-        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, said_a)]
-        shown_a += [qa.text for qa, la in mine
-                    if any(qa.key != qb.key and not _complementary(la, lb) for qb, lb in theirs)]
-        shown_b += [qb.text for qb, lb in theirs
-                    if any(qa.key != qb.key and not _complementary(la, lb) for qa, la in mine)]
+        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, b)]
+        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, a)]   # so values differ below
+        shown_a += [qa.text for qa, la in mine if any(not _complementary(la, lb) for _, lb in theirs)]
+        shown_b += [qb.text for qb, lb in theirs if any(not _complementary(la, lb) for _, la in mine)]
     if not shown_a:
         return None
     return list(dict.fromkeys(shown_a)), list(dict.fromkeys(shown_b))
