@@ -227,7 +227,7 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
     "sixteen seventeen eighteen nineteen".split())}
 _NUMBER_WORDS.update({w: 10 * i for i, w in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)})
-_MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+_MAGNITUDES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
                "billion": 1e9, "t": 1e12, "trillion": 1e12}
 _CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "pound": "£", "gbp": "£",
                    "yen": "¥", "jpy": "¥"}
@@ -249,7 +249,7 @@ _QUANTITY_RE = re.compile(rf"""
            |(?:{_NUMBER_WORD_RE})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?!\w))
     (?:(?P<range>\s?[-–—]\s?|\s+to\s+)[$€£¥]?       # a range: '3-5 days', '$1-2 million', '2 to 3 weeks'
        (?P<hi>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.,]?\d))?
-    (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>thousand|million|billion|trillion)
+    (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>hundred|thousand|million|billion|trillion)
        |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hx])   # a unit written on: 10MB, 24h (not 2nd, 3D)
        |\s?(?P<degrees>°\s?[CF]?))?                      # 4°C, 98.6 °F
     (?!\w)
@@ -2211,8 +2211,8 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(got, [4.2e6] * 4)
 
     def test_percent_units_and_words(self) -> None:
-        self.assertEqual(self.values("up 12.5% to 500 requests per minute, ninety days"),
-                         [(12.5, "%"), (500.0, "request/minute"), (90 * 86400.0, "duration")])
+        self.assertEqual(self.values("up 12.5% to 500 requests per minute, ninety days, three hundred staff"),
+                         [(12.5, "%"), (500.0, "request/minute"), (90 * 86400.0, "duration"), (300.0, "staff")])
 
     def test_durations_share_one_unit(self) -> None:
         # 12 months is one year and 10 hours is 600 minutes; 90 days is neither
