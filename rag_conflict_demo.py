@@ -165,7 +165,8 @@ _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 _ABBREVIATION_END_RE = re.compile(     # a period that ends a title or an initial, not a sentence
-    r"(?<!\w)(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Gov|Sen|Rep|Inc|Ltd|Co|Corp|vs|etc|approx|No|[A-Z])\.$")
+    r"(?<!\w)(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Gov|Sen|Rep|Inc|Ltd|Co|Corp|vs|etc|approx|No|[A-Z]"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.$")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -242,7 +243,7 @@ _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
-    (?<![\w.,\-−/])                                   # not glued to a word: v1.2, FY2023, Q4, 1/2
+    (?<![\w.,\-−/\[])                                 # not glued to a word: v1.2, FY2023, Q4, 1/2, [12]
     (?:(?P<cur>[$€£¥])\s?)?
     (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
            |[-−]?\d+(?:\.\d+)?
@@ -2239,6 +2240,10 @@ class TestQuantities(unittest.TestCase):
                          [("date", 315.0), ("date", 315.0), ("date", 316.0), ("time", 1290.0),
                           ("time", 1260.0), ("time", 540.0)])
         self.assertEqual(extract_moments("Staff may work remotely; 25:99 and February 30th"), [])
+        text = "It falls on Nov. 28 this year, as cited [12]. It did not last year."   # 'Nov.' ends no sentence
+        first = text[slice(*sentence_spans(text)[0])]
+        self.assertEqual(first, "It falls on Nov. 28 this year, as cited [12].")
+        self.assertEqual(self.values(text), [])                   # a citation mark is no figure
 
     def test_version_labels_and_glued_numbers_are_not_claims(self) -> None:
         self.assertEqual(self.values("API v1.2 and version 2.0 in FY2023 Q4, the 31st"), [])
