@@ -455,10 +455,13 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 assert len(_STATE_OPPOSITES) <= 31, "may_conflict() packs two bits a row into one int64"
 
 
-_ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"
-                                 r"|\bwhat (?:is|was|are|were) the (?:name|country|city|capital|team|title|author"
-                                 r"|winner|owner|company)\b", re.I)
-_WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\bwhat (?:date|year|day|month|time)\b|\b(?:date|deadline)s?\b", re.I)
+_ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"   # ... 'the largest city'
+                                 r"|\bwhat (?:is|was|are|were) the (?:[\w'’-]+ ){0,3}?(?:name|country|city|capital"
+                                 r"|team|title|author|winner|owner|company|person|player|album|movie|film|book"
+                                 r"|novel|song|currency|language)s?\b", re.I)
+_WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
+                               r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b", re.I)
+
 
 
 _AMOUNT_QUESTION_RE = re.compile(
@@ -2324,8 +2327,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The service stores its data in PostgreSQL.", "The service stores its data in MySQL.",
                           "What database does the service use?")   # 'what <thing>' asks for a name too
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
-        self.assertEqual([answer_kind(q) for q in ("What percentage of staff work remotely?", "What is the limit?")],
-                         ["", ""])
+        asked = ("What percentage of staff work remotely?", "What is the limit?",
+                 "What is the largest city in Germany?", "What was the hottest year?")
+        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
 
