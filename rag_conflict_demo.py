@@ -1446,7 +1446,9 @@ class EmbeddingReader:
     Candidates are sentences (or clauses of long ones) sharing words with the question, scored by
     cosine to the question plus the share of the question's words they hold; a candidate holding
     what the question asks for (a figure, a name, a date) gets a bonus. For amount questions
-    (how many, revenue, rate limit...) the answer is the figure, with its unit, of the best candidate.
+    (how many, revenue, rate limit...) the answer is a figure with its unit: of what the question
+    counts when a candidate has one (then only those compete), else the best candidate's figure
+    nearest the question's words.
     """
 
     def __init__(self, embedder: Embedder) -> None:
