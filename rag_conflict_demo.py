@@ -595,10 +595,16 @@ class HashingEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        bucket: dict[str, int] = {}                    # word -> column, hashed once per call
+        rows, cols = [], []
         for row, text in enumerate(texts):
             for word in content_words(text):
-                out[row, zlib.crc32(word.encode("utf-8")) % self.dim] += 1.0
+                if word not in bucket:
+                    bucket[word] = zlib.crc32(word.encode("utf-8")) % self.dim
+                rows.append(row)
+                cols.append(bucket[word])
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, (rows, cols), 1.0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
