@@ -1090,6 +1090,9 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
     return numeric | state | entity | (signals[rows] != signals[cols])
 
 
+_MISSING = object()
+
+
 class ConflictDetector:
     """Flags pairs of retrieved documents that contradict each other on what the query asks.
 
@@ -1134,7 +1137,7 @@ class ConflictDetector:
         profile = _interned([c.sentences for c in claims])
         _, first, verdict_of = np.unique(profile[rows] * len(claims) + profile[cols], return_index=True,
                                          return_inverse=True)
-        verdicts = [self._pair_conflict_reason(claims[rows[n]], claims[cols[n]], float(sims[rows[n], cols[n]]))
+        verdicts = [self._verdict(claims[rows[n]], claims[cols[n]], float(sims[rows[n], cols[n]]))
                     for n in first.tolist()]
         flagged = np.nonzero(np.array([v is not None for v in verdicts], dtype=bool)[verdict_of])[0]
         ids = np.array([c.doc_id for c in claims], dtype=object)
@@ -1162,9 +1165,14 @@ class ConflictDetector:
         return self._cached(key, lambda: merge_claims(doc.doc_id, [analysed[i] for i in chosen],
                                                       query_words, asks))
 
+    def _verdict(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
+        """_pair_conflict_reason, kept while both sides' claims are cached: a query asked again, or
+        another that picks the same sentences, reuses it."""
+        return self._cached(("verdict", a, b), lambda: self._pair_conflict_reason(a, b, topic_sim))
+
     def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
-        found = self._cache.get(key)
-        if found is None:
+        found = self._cache.get(key, _MISSING)
+        if found is _MISSING:                           # (None is a value: no conflict)
             found = self._cache[key] = make()
             _drop_oldest(self._cache, 100_000)
         return found
@@ -2372,8 +2380,11 @@ class TestDetector(unittest.TestCase):
                 (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."))]
         near = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)   # cosine 0.8
         far = np.array([[1.0, 0.0], [0.5, 0.866]], dtype=np.float32)  # cosine 0.5
-        self.assertTrue(ConflictDetector().detect(docs, near).has_conflict)
-        report = ConflictDetector().detect(docs, far)
+        detector = ConflictDetector()
+        self.assertAlmostEqual(detector.detect(docs, near).pairs[0].topic_sim, 0.8, places=5)
+        nearer = np.array([[1.0, 0.0], [0.9, np.sqrt(0.19)]], dtype=np.float32)   # cosine 0.9
+        self.assertAlmostEqual(detector.detect(docs, nearer).pairs[0].topic_sim, 0.9, places=5)   # a kept verdict,
+        report = detector.detect(docs, far)                                                       # this call's sim
         self.assertEqual((report.has_conflict, report.pairs_examined), (False, 0))
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
