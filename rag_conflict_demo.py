@@ -1106,6 +1106,7 @@ class ConflictDetector:
     def __init__(self, topic_threshold: float = DEFAULT_TOPIC_THRESHOLD) -> None:
         self.topic_threshold = topic_threshold
         self._cache: dict[Any, Any] = {}   # text -> sentence claims; (doc, sentences chosen) -> DocClaims
+        self._verdicts: dict[Any, Any] = {}   # (DocClaims, DocClaims) -> ConflictPair or None
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                query: str | None = None) -> ConflictReport:
@@ -1168,13 +1169,14 @@ class ConflictDetector:
     def _verdict(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
         """_pair_conflict_reason, kept while both sides' claims are cached: a query asked again, or
         another that picks the same sentences, reuses it."""
-        return self._cached(("verdict", a, b), lambda: self._pair_conflict_reason(a, b, topic_sim))
+        return self._cached((a, b), lambda: self._pair_conflict_reason(a, b, topic_sim), self._verdicts)
 
-    def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
-        found = self._cache.get(key, _MISSING)
+    def _cached(self, key: Any, make: Callable[[], Any], cache: dict[Any, Any] | None = None) -> Any:
+        cache = self._cache if cache is None else cache
+        found = cache.get(key, _MISSING)
         if found is _MISSING:                           # (None is a value: no conflict)
-            found = self._cache[key] = make()
-            _drop_oldest(self._cache, 100_000)
+            found = cache[key] = make()
+            _drop_oldest(cache, 100_000)
         return found
 
     def _pair_conflict_reason(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
