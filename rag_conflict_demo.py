@@ -1007,15 +1007,14 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     very same values agree."""
     if a.values == b.values:
         return None
-
-    def unsaid(q: Quantity, qual: frozenset[str], other: DocClaims) -> bool:
-        return all(_complementary(qual, theirs) for theirs in other.said.get(q.key, ()))
-
+    both = a.values & b.values
     shown_a: list[str] = []
     shown_b: list[str] = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
-        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, b)]
-        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, a)]   # so values differ below
+        mine = [(q, qual) for q, qual in a.figures[unit]     # what the other side never says about it
+                if q.key not in both or all(_complementary(qual, theirs) for theirs in b.said[q.key])]
+        theirs = [(q, qual) for q, qual in b.figures[unit]   # (so values differ below)
+                  if q.key not in both or all(_complementary(qual, ours) for ours in a.said[q.key])]
         shown_a += [qa.text for qa, la in mine if any(not _complementary(la, lb) for _, lb in theirs)]
         shown_b += [qb.text for qb, lb in theirs if any(not _complementary(la, lb) for _, la in mine)]
     if not shown_a:
