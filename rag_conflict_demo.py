@@ -1445,14 +1445,17 @@ def counted_noun(question: str) -> frozenset[str]:
     return content_words(m.group(1)) if m else frozenset()
 
 
-def _figure_rank(q: Quantity, text: str, query_words: frozenset[str],
-                 counted: frozenset[str]) -> tuple[bool, int, bool]:
+def _counts(q: Quantity, counted: frozenset[str]) -> bool:
+    """The figure is of what the question counts: '180 employees' for {'employee'}."""
+    return bool(content_words(q.unit) & counted)
+
+
+def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str]) -> tuple[bool, int, bool]:
     """Which figure of a sentence answers an amount question, lowest first: one of what the question
-    counts, then the one fewest words from a question word, then one with a unit."""
-    words = text.split()
+    counts, then the one fewest words from a question word (hits: their word positions), then one
+    with a unit."""
     at = len(text[:q.start].split())                   # the figure's word position
-    near = [abs(i - at) for i, w in enumerate(words) if content_words(w) & query_words]
-    return not content_words(q.unit) & counted, min(near, default=len(words)), not q.unit
+    return not _counts(q, counted), min((abs(i - at) for i in hits), default=len(text)), not q.unit
 
 
 class EmbeddingReader:
@@ -1492,8 +1495,9 @@ class EmbeddingReader:
             if amount:
                 found = extract_quantities(text)
                 if found:
-                    q = min(found, key=lambda q: _figure_rank(q, text, query_words, counted))
-                    answers[n], typed[n] = (s + q.start, s + q.end), 1 + bool(content_words(q.unit) & counted)
+                    hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
+                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
+                    answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
             elif kind == "name":
                 typed[n] = int(bool(find_names(text, query_words)))
             elif kind == "moment":
