@@ -280,7 +280,7 @@ _CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months
 _MOMENT_WORDS = frozenset((*_WEEKDAYS, *(n for n in _MONTHS if len(n) > 3)))   # need no digit to be a moment
 
 
-ValueKey = float | tuple[float, float]
+ValueKey = float | tuple[float, ...]      # a number; a range (low, high); a version's parts
 
 
 @dataclass(frozen=True)
@@ -335,6 +335,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
+        if text[m.end("num"):m.end("num") + 2].startswith(".") and text[m.end("num") + 1:][:1].isdigit():
+            continue                                   # '2.3.1' is a version (extract_versions), no amount
         before = text[max(0, m.start() - 12):m.start()].lower().split()
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
             continue                                   # 'version 2.0' labels a release, claims nothing
@@ -418,6 +420,26 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
     return sorted(found, key=lambda q: q.start)
 
 
+_VERSION_RE = re.compile(r"(?=[vVrR\d])(?<![\w.])(?:(?:v|version\s+|release\s+)(?P<tag>\d+(?:\.\d+)*)"
+                         r"|(?P<dotted>\d+\.\d+(?:\.\d+)+))(?!\w|\.\d)", re.I)
+
+
+def extract_versions(text: str) -> list[Quantity]:
+    """Version labels, as their parts without trailing zeros ('v2.4' and '2.4.0' agree): what a
+    'latest version' question asks for.
+
+    >>> [(q.text, q.key) for q in extract_versions("v2.4 (2.4.0) replaced version 2, not 3.11 or 10.0.0.1x")]
+    [('v2.4', (2.0, 4.0)), ('2.4.0', (2.0, 4.0)), ('version 2', (2.0,))]
+    """
+    found = []
+    for m in _VERSION_RE.finditer(text):
+        parts = [float(p) for p in (m.group("tag") or m.group("dotted")).split(".")]
+        while len(parts) > 1 and parts[-1] == 0:
+            parts.pop()
+        found.append(Quantity(parts[0], "version", m.group(), m.start(), m.end(), tuple(parts)))
+    return found
+
+
 _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "won't", "isn't",
                               "aren't", "doesn't", "don't", "neither", "nor", "without"})
 # Words that say an earlier statement no longer holds. Words that only mark time or a change of amount
@@ -468,17 +490,20 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
     r"|size|figure|value|temperature|distance)s?\b", re.I)
+_VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
                             r"|sort|can|could|should|would|will)\b)[a-z]+ [a-z]", re.I)   # 'what database does...'
 
 
 def answer_kind(question: str | None) -> str:
-    """What a question asks for: 'moment' (when, what date...), 'name' (who, which, where, what
-    database...) or '' (amounts and the rest)."""
+    """What a question asks for: 'moment' (when, what date...), 'version', 'name' (who, which, where,
+    what database...) or '' (amounts and the rest)."""
     if not question:
         return ""
     if _WHEN_QUESTION_RE.search(question):
         return "moment"                                # first: 'in what year' asks for a moment
+    if _VERSION_QUESTION_RE.search(question):
+        return "version"                               # 'which version...' before 'which' asks a name
     if _ENTITY_QUESTION_RE.search(question) or (_WHAT_THING_RE.search(question)
                                                  and not _AMOUNT_QUESTION_RE.search(question)):
         return "name"
@@ -929,6 +954,7 @@ class SentenceClaims:
     words: frozenset[str]                            # stemmed content words
     figures: tuple[tuple[Quantity, frozenset[str]], ...]  # each figure with its qualifiers
     moments: tuple[tuple[Quantity, frozenset[str]], ...]  # dates and times, with theirs
+    versions: tuple[tuple[Quantity, frozenset[str]], ...]  # 'v2.3', '2.3.1', 'version 4'
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
 
@@ -948,6 +974,8 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
+                                       tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
+                                                                        else ())),
                                        find_signals(words), find_states(words)))
     return tuple(analysed)
 
@@ -983,7 +1011,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
     count only when the question asks for one (asks: answer_kind of the question)."""
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
-        for q, qual in sentence.figures + (sentence.moments if asks == "moment" else ()):
+        asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
+        for q, qual in sentence.figures + asked:
             figures.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
     names = find_names(" ".join(s.text for s in chosen), query_words) if asks == "name" else frozenset()
@@ -1502,6 +1531,8 @@ class EmbeddingReader:
                 typed[n] = int(bool(find_names(text, query_words)))
             elif kind == "moment":
                 typed[n] = int(bool(_PERIOD_RE.search(text) or extract_moments(text)))
+            elif kind == "version":
+                typed[n] = int(bool(extract_versions(text)))
         if not spans:
             return Answer("", 0.0)
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
@@ -2333,6 +2364,11 @@ class TestDetector(unittest.TestCase):
                                        "When is the meeting?"))
         self.assertIsNotNone(self.pair("The launch is planned for March.", "The launch was postponed to June.",
                                        "When is the launch?"))
+        latest = "What is the latest version?"          # versions are claims when a version is asked
+        found = self.pair("The latest version is 2.3.1.", "The latest version is 2.4.0.", latest)
+        self.assertEqual((found.claims_a, found.claims_b), (("2.3.1",), ("2.4.0",)))
+        self.assertIsNone(self.pair("The latest release is v2.4.", "The latest release is 2.4.0.", latest))
+        self.assertIsNone(self.pair("Version 4.2 adds dark mode.", "Version 4.3 adds search.", "What is new?"))
         self.assertIsNotNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 7-10 business days."))
         self.assertIsNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 3 to 5 business days."))
         self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
@@ -2710,7 +2746,7 @@ def random_text(rng: Any, words: int = 12) -> str:
               "1e309", "0.0000001", "9" * 40, "$", "%", "M", "bn", "Corp.", "Nov. 28", "#", "'s", "’",
               "May", "March 15, 2024", "31 February", "9 pm", "25:99", "1998", "10MB", "24h", "2nd",
               "3-5 days", "2 to 3 weeks", "from 100 to", "$9/month", "4°C", "-20 °F", "Monday", "June 2024",
-              "Q3 2024", "[12]", "Dr.", "three hundred", "free plan", "moved", "12 p.m.")
+              "Q3 2024", "[12]", "Dr.", "three hundred", "free plan", "moved", "12 p.m.", "2.4.0", "version 3")
     return " ".join(rng.choice(pieces) if rng.random() < 0.7 else
                     "".join(map(chr, rng.choices(range(32, 0x2FFF), k=rng.randrange(1, 8))))
                     for _ in range(words))
@@ -2724,6 +2760,7 @@ class TestHardening(CLITestCase):
         for text in texts:
             extract_quantities(text)                   # never raises
             extract_moments(text)
+            extract_versions(text)
         detector = ConflictDetector(0.0)
         same_topic = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
         for n in range(300):                          # 600 of them in pairs
