@@ -235,8 +235,8 @@ _CURRENCY_WORDS = {"dollar": "$", "usd": "$", "euro": "€", "eur": "€", "poun
 _VERSION_WORDS = frozenset({"version", "release", "revision", "ver", "rev", "v"})
 _YEAR = r"(?:1[5-9]|20)\d{2}"                           # 1500-2099
 _YEAR_RE = re.compile(rf"(?<![\w$€£¥.,\-−/]){_YEAR}(?!\w|[%\-−/]|[.,]\d|\s?percent)")   # a year on its own
-_SECONDS_PER = {"ms": 0.001, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
-                "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 Julian year
+_SECONDS_PER = {"ms": 0.001, "s": 1, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600,
+                "h": 3600, "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 year
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
@@ -251,7 +251,7 @@ _QUANTITY_RE = re.compile(rf"""
     (?:(?P<range>\s?[-–—]\s?|\s+to\s+)[$€£¥]?       # a range: '3-5 days', '$1-2 million', '2 to 3 weeks'
        (?P<hi>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.,]?\d))?
     (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>hundred|thousand|million|billion|trillion)
-       |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hx])   # a unit written on: 10MB, 24h (not 2nd, 3D)
+       |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hsx])  # a unit written on: 10MB, 24h, 30s (not 2nd, 3D)
        |\s?(?P<degrees>°\s?[CF]?))?                      # 4°C, 98.6 °F
     (?!\w)
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
@@ -2274,6 +2274,8 @@ class TestQuantities(unittest.TestCase):
         # 12 months is one year and 10 hours is 600 minutes; 90 days is neither
         keys = [q.key for q in extract_quantities("12 months, one year, 10 hours, 600 minutes, 90 days")]
         self.assertEqual((keys[0] == keys[1], keys[2] == keys[3], keys[4] in keys[:4]), (True, True, False))
+        self.assertEqual(self.values("30s, 30 seconds, 200ms"), [(30.0, "duration"), (30.0, "duration"),
+                                                                   (0.2, "duration")])
         self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
         self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
