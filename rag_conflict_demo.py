@@ -29,6 +29,7 @@ import functools
 import gc
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -292,6 +293,46 @@ class Quantity:
     end: int = -1
     key: ValueKey = 0.0             # value to 6 significant digits (a range: low, high): equal claims
                                     # written differently match
+    hedge: str = ""                 # '~' about, '>' over / at least, '<' under / up to: see agree()
+
+
+_HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|roughly|nearly|almost|some|circa"
+                       r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
+                       r"|(?P<under>under|less than|fewer than|below|at most|up to))\s*$", re.I)
+_HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
+
+
+_WRITTEN_RE = re.compile(r"\d[\d,\u00a0\u202f ]*(?:\.\d+)?")
+
+
+def agree(x: Quantity, y: Quantity, x_allows: tuple[float, float], y_allows: tuple[float, float]) -> bool:
+    """Two figures of one unit that can both be true (x_allows: _allowed(x), worked out once): equal,
+    or within what a hedge or a range allows ('about 5,000' and '5,012'; 'over 600' and '657'; '3-5 days'
+    and '4 days'). Two figures hedged alike state a threshold each ('at least 8' against 'at least 12'):
+    equal only. Versions: equal only."""
+    if x.key == y.key:
+        return True
+    if x.unit == "version" or x.hedge == y.hedge and not (_is_range(x) or _is_range(y)):
+        return False
+    return x_allows[0] <= y_allows[1] and y_allows[0] <= x_allows[1]
+
+
+def _is_range(q: Quantity) -> bool:
+    return isinstance(q.key, tuple) and q.unit != "version"   # a version's parts are no range
+
+
+def _allowed(q: Quantity) -> tuple[float, float]:
+    """The values a figure allows: a range its ends; 'about' 5% either way, or half the unit it is
+    rounded to if more ('about 5,000': 4,500 to 5,500); 'over' and 'under' one side."""
+    low, high = q.key if _is_range(q) else (q.value, q.value)
+    written = _WRITTEN_RE.search(q.text)
+    if q.hedge == "~" and written:                    # the number as written: '20' of 'about 20 minutes'
+        digits = re.sub(r"[^\d.]", "", written.group())
+        whole, _, decimals = digits.partition(".")
+        step = 10.0 ** -len(decimals) if decimals else 10.0 ** (len(whole) - len(whole.rstrip("0")))
+        slack = max(0.05 * abs(q.value), 0.5 * step * abs(q.value / (float(digits) or 1.0)))
+        return low - slack, high + slack
+    return (low, math.inf) if q.hedge == ">" else (-math.inf, high) if q.hedge == "<" else (low, high)
 
 
 def _parse_number(raw: str) -> float:
@@ -372,7 +413,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             seconds = _SECONDS_PER[unit_key]
             value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
-        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, key))
+        hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
+        hedge = ">" if text[end:end + 1] == "+" else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""  # '5,000+'
+        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, key, hedge))
     return found
 
 
@@ -1031,19 +1074,30 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Figures of one unit, about the same subject, with different values that the other side never
-    states about that subject: each side's texts, every unit that clashes. Two documents stating the
-    very same values agree."""
+    """Figures of one unit, about the same subject, with values that cannot both be true (see agree),
+    where the other side never states an agreeing value about that subject: each side's texts, every
+    unit that clashes. Two documents stating the very same values agree."""
     if a.values == b.values:
         return None
     both = a.values & b.values
+
+    allows: dict[int, tuple[float, float]] = {}       # id(figure) -> what it allows, worked out once
+
+    def allowed(q: Quantity) -> tuple[float, float]:
+        return allows[id(q)] if id(q) in allows else allows.setdefault(id(q), _allowed(q))
+
+    def unsaid(q: Quantity, qual: frozenset[str], other: DocClaims, unit: str) -> bool:
+        if q.key in both and not all(_complementary(qual, theirs) for theirs in other.said[q.key]):
+            return False                               # the same value about the same subject
+        fuzzy = q.hedge or _is_range(q)                # else only hedged or ranged figures can agree
+        return not any(agree(q, o, allowed(q), allowed(o)) and not _complementary(qual, o_qual)
+                       for o, o_qual in other.figures[unit] if fuzzy or o.hedge or _is_range(o))
+
     shown_a: list[str] = []
     shown_b: list[str] = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
-        mine = [(q, qual) for q, qual in a.figures[unit]     # what the other side never says about it
-                if q.key not in both or all(_complementary(qual, theirs) for theirs in b.said[q.key])]
-        theirs = [(q, qual) for q, qual in b.figures[unit]   # (so values differ below)
-                  if q.key not in both or all(_complementary(qual, ours) for ours in a.said[q.key])]
+        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, b, unit)]
+        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, a, unit)]
         shown_a += [qa.text for qa, la in mine if any(not _complementary(la, lb) for _, lb in theirs)]
         shown_b += [qb.text for qb, lb in theirs if any(not _complementary(la, lb) for _, la in mine)]
     if not shown_a:
@@ -2332,6 +2386,21 @@ class TestDetector(unittest.TestCase):
     def test_same_value_written_differently_is_no_conflict(self) -> None:
         self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
         self.assertIsNone(self.pair("Refunds within ninety days.", "Refunds within 90 days."))
+
+    def test_hedged_figures_and_ranges_allow_what_they_say(self) -> None:
+        allowed = (("Acme has about 5,000 customers.", "Acme has 5,012 customers."),
+                   ("It takes about 20 minutes.", "It takes 22 minutes."),
+                   ("Acme has over 600 stores.", "Acme has 657 stores."),
+                   ("Delivery takes 3-5 days.", "Delivery takes 4 days."))
+        for text_a, text_b in allowed:
+            self.assertIsNone(self.pair(text_a, text_b), text_a)
+        clashing = (("Acme has about 5,000 customers.", "Acme has 5,602 customers."),
+                    ("It takes about 20 minutes.", "It takes 40 minutes."),
+                    ("Acme has over 660 stores.", "Acme has 657 stores."),
+                    ("Up to 10 users can join.", "25 users can join."),
+                    ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."))
+        for text_a, text_b in clashing:
+            self.assertIsNotNone(self.pair(text_a, text_b), text_a)
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
