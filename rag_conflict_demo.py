@@ -305,22 +305,23 @@ _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
 _WRITTEN_RE = re.compile(r"\d[\d,\u00a0\u202f ]*(?:\.\d+)?")
 
 
-def agree(x: Quantity, y: Quantity, x_allows: tuple[float, float], y_allows: tuple[float, float]) -> bool:
-    """Two figures of one unit that can both be true (x_allows: _allowed(x), worked out once): equal,
-    or within what a hedge or a range allows ('about 5,000' and '5,012'; 'over 600' and '657'; '3-5 days'
-    and '4 days'). Two figures hedged alike state a threshold each ('at least 8' against 'at least 12'):
-    equal only. Versions: equal only."""
+def agree(x: Quantity, y: Quantity) -> bool:
+    """Two figures of one unit that can both be true: equal, or within what a hedge or a range allows
+    ('about 5,000' and '5,012'; 'over 600' and '657'; '3-5 days' and '4 days'). Two figures hedged
+    alike state a threshold each ('at least 8' against 'at least 12'): equal only. Versions: equal only."""
     if x.key == y.key:
         return True
     if x.unit == "version" or x.hedge == y.hedge and not (_is_range(x) or _is_range(y)):
         return False
-    return x_allows[0] <= y_allows[1] and y_allows[0] <= x_allows[1]
+    (x_low, x_high), (y_low, y_high) = _allowed(x), _allowed(y)
+    return x_low <= y_high and y_low <= x_high
 
 
 def _is_range(q: Quantity) -> bool:
     return isinstance(q.key, tuple) and q.unit != "version"   # a version's parts are no range
 
 
+@functools.lru_cache(maxsize=65536)
 def _allowed(q: Quantity) -> tuple[float, float]:
     """The values a figure allows: a range its ends; 'about' 5% either way, or half the unit it is
     rounded to if more ('about 5,000': 4,500 to 5,500); 'over' and 'under' one side."""
@@ -1030,6 +1031,7 @@ class DocClaims:
     sentences: tuple[str, ...]                       # the sentences that answer the query
     figures: dict[str, tuple[tuple[Quantity, frozenset[str]], ...]]  # by unit: figure, qualifiers
     said: dict[ValueKey, tuple[frozenset[str], ...]]  # each value stated, any unit: its figures' qualifiers
+    loose: dict[str, tuple[tuple[Quantity, frozenset[str]], ...]]  # by unit: hedged figures and ranges
     values: frozenset[ValueKey]                      # keys of every figure's value, any unit
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
@@ -1062,8 +1064,10 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
     said: dict[ValueKey, list[frozenset[str]]] = {}
     for q, qual in (f for unit_figures in figures.values() for f in unit_figures):
         said.setdefault(q.key, []).append(qual)
+    loose = {u: tuple((q, qual) for q, qual in f if q.hedge or _is_range(q)) for u, f in figures.items()}
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
-                     {key: tuple(quals) for key, quals in said.items()}, frozenset(said), signals,
+                     {key: tuple(quals) for key, quals in said.items()}, {u: f for u, f in loose.items() if f},
+                     frozenset(said), signals,
                      frozenset().union(*(s.states for s in chosen)),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
 
@@ -1073,6 +1077,21 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
     return bool(qa - qb) and bool(qb - qa)
 
 
+def _unsaid(figures: Sequence[tuple[Quantity, frozenset[str]]], other: DocClaims, unit: str,
+            both: frozenset[ValueKey]) -> list[tuple[Quantity, frozenset[str]]]:
+    """The figures (of one unit) whose value the other side never states, or agrees with, about
+    their subject. both: the values the two sides share."""
+    loose = other.loose.get(unit, ())                  # only hedged figures and ranges agree unequal
+    unsaid = []
+    for q, qual in figures:
+        if q.key in both and not all(_complementary(qual, theirs) for theirs in other.said[q.key]):
+            continue                                   # the same value about the same subject
+        others = other.figures[unit] if q.hedge or _is_range(q) else loose
+        if not (others and any(agree(q, o) and not _complementary(qual, o_qual) for o, o_qual in others)):
+            unsaid.append((q, qual))
+    return unsaid
+
+
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
     """Figures of one unit, about the same subject, with values that cannot both be true (see agree),
     where the other side never states an agreeing value about that subject: each side's texts, every
@@ -1080,24 +1099,13 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     if a.values == b.values:
         return None
     both = a.values & b.values
-
-    allows: dict[int, tuple[float, float]] = {}       # id(figure) -> what it allows, worked out once
-
-    def allowed(q: Quantity) -> tuple[float, float]:
-        return allows[id(q)] if id(q) in allows else allows.setdefault(id(q), _allowed(q))
-
-    def unsaid(q: Quantity, qual: frozenset[str], other: DocClaims, unit: str) -> bool:
-        if q.key in both and not all(_complementary(qual, theirs) for theirs in other.said[q.key]):
-            return False                               # the same value about the same subject
-        fuzzy = q.hedge or _is_range(q)                # else only hedged or ranged figures can agree
-        return not any(agree(q, o, allowed(q), allowed(o)) and not _complementary(qual, o_qual)
-                       for o, o_qual in other.figures[unit] if fuzzy or o.hedge or _is_range(o))
-
     shown_a: list[str] = []
     shown_b: list[str] = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
-        mine = [(q, qual) for q, qual in a.figures[unit] if unsaid(q, qual, b, unit)]
-        theirs = [(q, qual) for q, qual in b.figures[unit] if unsaid(q, qual, a, unit)]
+        mine, theirs = a.figures[unit], b.figures[unit]
+        if both or unit in a.loose or unit in b.loose:     # else no figure can be said by the other side
+            mine = _unsaid(mine, b, unit, both)
+            theirs = _unsaid(theirs, a, unit, both) if mine else []
         shown_a += [qa.text for qa, la in mine if any(not _complementary(la, lb) for _, lb in theirs)]
         shown_b += [qb.text for qb, lb in theirs if any(not _complementary(la, lb) for _, la in mine)]
     if not shown_a:
