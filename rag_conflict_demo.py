@@ -1079,16 +1079,18 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 def _unsaid(figures: Sequence[tuple[Quantity, frozenset[str]]], other: DocClaims, unit: str,
             both: frozenset[ValueKey]) -> list[tuple[Quantity, frozenset[str]]]:
-    """The figures (of one unit) whose value the other side never states, or agrees with, about
-    their subject. both: the values the two sides share."""
-    loose = other.loose.get(unit, ())                  # only hedged figures and ranges agree unequal
+    """The figures (of one unit) that the other side does not back: it never states their value about
+    their subject, and not all it says about that subject allows them ('over 30' and '32' do not back
+    '38': the 32 disagrees). both: the values the two sides share."""
     unsaid = []
     for q, qual in figures:
         if q.key in both and not all(_complementary(qual, theirs) for theirs in other.said[q.key]):
             continue                                   # the same value about the same subject
-        others = other.figures[unit] if q.hedge or _is_range(q) else loose
-        if not (others and any(agree(q, o) and not _complementary(qual, o_qual) for o, o_qual in others)):
-            unsaid.append((q, qual))
+        if q.hedge or _is_range(q) or unit in other.loose:   # else only an equal value backs it
+            related = [o for o, o_qual in other.figures[unit] if not _complementary(qual, o_qual)]
+            if related and all(agree(q, o) for o in related):
+                continue
+        unsaid.append((q, qual))
     return unsaid
 
 
@@ -2406,7 +2408,8 @@ class TestDetector(unittest.TestCase):
                     ("It takes about 20 minutes.", "It takes 40 minutes."),
                     ("Acme has over 660 stores.", "Acme has 657 stores."),
                     ("Up to 10 users can join.", "25 users can join."),
-                    ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."))
+                    ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."),
+                    ("Over 30 countries allow it, 32 countries by one count.", "38 countries allow it."))
         for text_a, text_b in clashing:
             self.assertIsNotNone(self.pair(text_a, text_b), text_a)
 
