@@ -1055,18 +1055,19 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
     """One document's claims about the query: its chosen sentences' claims, merged; names and dates
     count only when the question asks for one (asks: answer_kind of the question)."""
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
+    said: dict[ValueKey, list[frozenset[str]]] = {}
+    loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         for q, qual in sentence.figures + asked:
             figures.setdefault(q.unit, []).append((q, qual))
+            said.setdefault(q.key, []).append(qual)
+            if q.hedge or _is_range(q):
+                loose.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
     names = find_names(" ".join(s.text for s in chosen), query_words) if asks == "name" else frozenset()
-    said: dict[ValueKey, list[frozenset[str]]] = {}
-    for q, qual in (f for unit_figures in figures.values() for f in unit_figures):
-        said.setdefault(q.key, []).append(qual)
-    loose = {u: tuple((q, qual) for q, qual in f if q.hedge or _is_range(q)) for u, f in figures.items()}
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
-                     {key: tuple(quals) for key, quals in said.items()}, {u: f for u, f in loose.items() if f},
+                     {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
                      frozenset().union(*(s.states for s in chosen)),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
