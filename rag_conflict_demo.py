@@ -241,6 +241,7 @@ _SECONDS_PER = {"ms": 0.001, "s": 1, "second": 1, "sec": 1, "minute": 60, "min":
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
@@ -408,6 +409,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             end = m.end("glued")
         elif unit and not cur:
             end = m.end("unit")
+            noun = _NEXT_NOUN_RE.match(text, end)   # shown, not compared: '20 virtual machines'
+            if noun and unit.split()[-1][-1:] != "s" and noun.group(1) not in _STOPWORDS:
+                end = noun.end()
         else:
             end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"))  # -1: a group that did not match
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
@@ -2325,6 +2329,7 @@ class TestQuantities(unittest.TestCase):
     def test_years_and_small_integers_are_not_claims(self) -> None:
         self.assertEqual(self.values("In 2023 we opened 3 of them on 2024-01-15 at 09:30"), [])
         self.assertEqual(self.values("we run 7 stores"), [(7.0, "store")])   # a unit makes it a claim
+        self.assertEqual([q.text for q in extract_quantities("up to 20 virtual machines")], ["20 virtual machines"])
 
     def test_currency_magnitudes_and_separators_are_one_value(self) -> None:
         # the article's case: $4.2M, $4,200,000 and 4.2 million dollars are the same claim
