@@ -312,7 +312,7 @@ def agree(x: Quantity, y: Quantity) -> bool:
     alike state a threshold each ('at least 8' against 'at least 12'): equal only. Versions: equal only."""
     if x.key == y.key:
         return True
-    if x.unit == "version" or x.hedge == y.hedge and not (_is_range(x) or _is_range(y)):
+    if x.unit == "version" or (x.hedge == y.hedge and not (_is_range(x) or _is_range(y))):
         return False
     (x_low, x_high), (y_low, y_high) = _allowed(x), _allowed(y)
     return x_low <= y_high and y_low <= x_high
@@ -378,7 +378,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
-        if text[m.end("num"):m.end("num") + 2].startswith(".") and text[m.end("num") + 1:][:1].isdigit():
+        after = m.end("num")
+        if text[after:after + 1] == "." and text[after + 1:after + 2].isdigit():
             continue                                   # '2.3.1' is a version (extract_versions), no amount
         before = text[max(0, m.start() - 12):m.start()].lower().split()
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
