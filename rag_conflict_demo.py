@@ -566,14 +566,23 @@ _POSSESSIVE_RE = re.compile(r"['’]s$")
 _TITLES = frozenset("mr mrs ms dr prof sir dame".split())   # 'Dr. Maria Garcia' is the name 'maria garcia'
 
 
-def find_names(text: str, query_words: frozenset[str]) -> frozenset[str]:
-    """Words of capitalised names in text that the query does not already name: {'kash', 'patel'}."""
+_LOWER_WORD_RE = re.compile(r"(?<![\w'’])[a-z][\w'’\-]*")
+
+
+def lowercase_words(text: str) -> frozenset[str]:
+    """Words text writes in lower case: common words, not names, where a heading capitalises them."""
+    return frozenset(_LOWER_WORD_RE.findall(text))
+
+
+def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Words of capitalised names in text that the query does not already name and that are not
+    common words (ones the source also writes in lower case: 'A Guide To Her Albums'): {'kash', 'patel'}."""
     found: set[str] = set()
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
-                     and w not in _WEEKDAYS and stem(w) not in query_words and not w.isdigit()]
+                     and w not in _WEEKDAYS and w not in common and stem(w) not in query_words and not w.isdigit()]
             if m.start() == s and len(words) <= 1:
                 continue                               # a capital that only starts the sentence
             found.update(words)
@@ -1056,9 +1065,10 @@ def choose_sentences(analysed: Sequence[SentenceClaims], query_words: frozenset[
 
 
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: frozenset[str],
-                 asks: str = "") -> DocClaims:
+                 asks: str = "", common: frozenset[str] = frozenset()) -> DocClaims:
     """One document's claims about the query: its chosen sentences' claims, merged; names and dates
-    count only when the question asks for one (asks: answer_kind of the question)."""
+    count only when the question asks for one (asks: answer_kind of the question; common: the
+    document's lower-case words, never names)."""
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     said: dict[ValueKey, list[frozenset[str]]] = {}
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
@@ -1070,7 +1080,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
             if q.hedge or _is_range(q):
                 loose.setdefault(q.unit, []).append((q, qual))
     signals = frozenset().union(*(s.signals for s in chosen))
-    names = find_names(" ".join(s.text for s in chosen), query_words) if asks == "name" else frozenset()
+    names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
@@ -1261,8 +1271,9 @@ class ConflictDetector:
         analysed = self._analysed(doc.text)
         chosen = choose_sentences(analysed, query_words)
         key = (doc.doc_id, doc.text, chosen, asks, query_words if asks == "name" else None)
-        return self._cached(key, lambda: merge_claims(doc.doc_id, [analysed[i] for i in chosen],
-                                                      query_words, asks))
+        return self._cached(key, lambda: merge_claims(
+            doc.doc_id, [analysed[i] for i in chosen], query_words, asks,
+            lowercase_words(doc.text) if asks == "name" else frozenset()))
 
     def _verdict(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
         """_pair_conflict_reason, kept while both sides' claims are cached: a query asked again, or
@@ -1588,6 +1599,7 @@ class EmbeddingReader:
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
         counted = counted_noun(question)
+        common = lowercase_words(context) if kind == "name" else frozenset()
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: counts what it names
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
@@ -1598,7 +1610,7 @@ class EmbeddingReader:
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
                     answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
             elif kind == "name":
-                typed[n] = int(bool(find_names(text, query_words)))
+                typed[n] = int(bool(find_names(text, query_words, common)))
             elif kind == "moment":
                 typed[n] = int(bool(_PERIOD_RE.search(text) or extract_moments(text)))
             elif kind == "version":
@@ -2478,6 +2490,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
+        found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
+                          "the latest album is Echoes.", "The band's latest album is Nocturne.",
+                          "What is the band's latest album?")   # a heading's capitals are not names
+        self.assertEqual((found.claims_a, found.claims_b), (("echoes",), ("nocturne",)))
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
