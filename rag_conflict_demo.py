@@ -526,13 +526,13 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 assert len(_STATE_OPPOSITES) <= 31, "may_conflict() packs two bits a row into one int64"
 
 
-_ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"   # ... 'the largest city'
-                                 r"|\bwhat (?:is|was|are|were) the (?:[\w'’-]+ ){0,3}?(?:name|country|city|capital"
+_ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"   # ... 'the largest city',
+                                 r"|\bwhat (?:is|was|are|were) (?:the|(?:[\w-]+ ){0,2}[\w-]+['’]s) "  # 'Egan's novel'
+                                 r"(?:[\w'’-]+ ){0,3}?(?:name|country|city|capital"
                                  r"|team|title|author|winner|owner|company|person|player|album|movie|film|book"
-                                 r"|novel|song|currency|language)s?\b", re.I)
+                                 r"|novel|song|currency|language)s?\b(?!['’])", re.I)   # not 'the company's revenue'
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
                                r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b", re.I)
-
 
 
 _AMOUNT_QUESTION_RE = re.compile(
@@ -2486,8 +2486,9 @@ class TestDetector(unittest.TestCase):
                           "What database does the service use?")   # 'what <thing>' asks for a name too
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
         asked = ("What percentage of staff work remotely?", "What is the limit?",
-                 "What is the largest city in Germany?", "What was the hottest year?")
-        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment"])
+                 "What is the largest city in Germany?", "What was the hottest year?",
+                 "What is Greg Egan's latest novel?", "What is the company's revenue?")
+        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", ""])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
