@@ -1572,11 +1572,11 @@ class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
     Candidates are sentences (or clauses of long ones) sharing words with the question, scored by
-    cosine to the question plus the share of the question's words they hold; a candidate holding
-    what the question asks for (a figure, a name, a date) gets a bonus. For amount questions
-    (how many, revenue, rate limit...) the answer is a figure with its unit: of what the question
-    counts when a candidate has one (then only those compete), else the best candidate's figure
-    nearest the question's words.
+    cosine to the question plus the share of the question's words they hold. When some candidates
+    hold what the question asks for (a figure, a name, a date, a version), only those compete. For
+    amount questions (how many, revenue, rate limit...) the answer is a figure with its unit: of what
+    the question counts when a candidate has one (then only those compete), else the best
+    candidate's figure nearest the question's words.
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -1622,8 +1622,8 @@ class EmbeddingReader:
                   + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words)))
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
-        if amount and any(typed):                      # an amount question is answered by a figure,
-            scores = np.where(np.array(typed) == max(typed), scores, -np.inf)   # of what it counts if any
+        if any(typed):                                 # answered by what it asks for: a figure (of what
+            scores = np.where(np.array(typed) == max(typed), scores, -np.inf)   # it counts), a name, a date
         best = int(np.argmax(scores))                   # first of equals: stable
         start, end = answers[best]
         return Answer(context[start:end], float(probs[best]), start, end)
@@ -2649,6 +2649,9 @@ class TestPipeline(unittest.TestCase):
                    "Backups run every 6 hours and are kept for 30 days.")
         self.assertEqual(reader.read("How many employees does Acme Cloud have?", context).text, "180 employees")
         self.assertEqual(reader.read("How long are backups kept?", context).text, "30 days")
+        context = "The director of the agency leads the agency. The current director is Kash Patel."
+        self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
+                         "The current director is Kash Patel.")                     # not the question restated
 
     def test_every_retrieved_document_kept_or_discarded(self) -> None:
         for _, query in DEMO_SCENARIOS:
