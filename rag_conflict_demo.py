@@ -204,13 +204,25 @@ def _shorten(text: str, limit: int = 400) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Crude singular: 'employees' -> 'employee', 'policies' -> 'policy', 'class' stays."""
+def singular(word: str) -> str:
+    """Crude singular, for unit words: 'employees' -> 'employee', 'policies' -> 'policy', 'class' stays."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
+
+
+@functools.cache
+def _english_stemmer() -> Any:
+    import snowballstemmer                              # pure Python, light; not needed for --help
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Snowball (Porter 2) stem, so word forms match: 'premiered', 'premiere' -> 'premier'."""
+    return _english_stemmer().stemWord(word)
 
 
 def tokens(text: str) -> list[str]:
@@ -280,6 +292,26 @@ _CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months
    |Q(?P<qn>[1-4])\b(?:\s+\d{{4}}\b)?                                                    # Q3 2024
 )""", re.X | re.I)
 _MOMENT_WORDS = frozenset((*_WEEKDAYS, *(n for n in _MONTHS if len(n) > 3)))   # need no digit to be a moment
+_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth "
+                                         "eleventh twelfth".split(), start=1)}
+_LABEL_NOUNS = ("season episode series chapter part phase stage round level tier volume edition step grade "
+                "floor room gate terminal route building block model article section zone platform track sprint "
+                "wave group type class lane week day game match book act scene figure table item").split()
+_LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season 3', 'Building B', 'seventh season':
+    \b(?:(?P<noun>{"|".join(_LABEL_NOUNS)})\s+(?P<id>\d{{1,3}}|(?-i:[IVX]{{2,4}}|[A-Z])|{_NUMBER_WORD_RE})
+       |(?P<nth>{"|".join(_ORDINALS)}|\d{{1,3}}(?:st|nd|rd|th))\s+(?P<noun2>{"|".join(_LABEL_NOUNS)}))
+    \b(?![.,]?\d|\s?%)""", re.X | re.I)                # its number claims no amount ('Phase 1 costs $2M')
+
+
+def label_keys(text: str) -> set[str]:
+    """The numbered labels in text, one spelling each: 'Season 3' and 'third season' -> {'season3'}."""
+    keys = set()
+    for m in _LABEL_RE.finditer(text):
+        noun, number = (m["noun"], m["id"]) if m["noun"] else (m["noun2"], m["nth"])
+        number = number.lower()
+        spelt = _ORDINALS.get(number) or _NUMBER_WORDS.get(number)
+        keys.add(noun.lower() + (str(spelt) if spelt is not None else re.sub(r"(?<=\d)\D+$", "", number)))
+    return keys
 
 
 ValueKey = float | tuple[float, ...]      # a number; a range (low, high); a version's parts
@@ -347,7 +379,7 @@ def _parse_number(raw: str) -> float:
 
 def _unit_key(unit_phrase: str) -> str:
     """'business days' -> 'business day'; 'dollars' -> '$'."""
-    words = [stem(w) for w in unit_phrase.lower().split()]
+    words = [singular(w) for w in unit_phrase.lower().split()]
     if words and words[0] in _CURRENCY_WORDS:
         return _CURRENCY_WORDS[words[0]]
     return " ".join(words)
@@ -369,6 +401,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     ['$4.2M', '12%']
     """
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
+    text = _blanked(text, _LABEL_RE.finditer(text))  # 'Phase 1', 'Route 66': names, not amounts
     if "rom" in text:
         text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
     found = []
@@ -392,7 +425,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                                            else _unit_key(unit_text) if unit_text else "")
         takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
         if takes_rate:
-            per = stem(re.split(r"[\s/]+", rate)[-1].lower())
+            per = singular(re.split(r"[\s/]+", rate)[-1].lower())
             unit_key += "/" + _PER_ALIASES.get(per, per)
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
@@ -631,7 +664,7 @@ _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 # Words that tell subjects of one kind apart: the 'free' plan's limit and the 'pro' plan's are two
 # facts, not a contradiction. Like the state lexicon, a starting list to extend for one's own domain.
-_SUBJECT_WORDS = frozenset(stem(w) for w in """
+_SUBJECT_WORDS = frozenset(singular(w) for w in """
     small medium large  first second third fourth fifth  free basic standard plus pro premium enterprise
     starter personal professional express economy overnight  men women boys girls children kids adults seniors
     students  daily weekly monthly quarterly annual yearly  weekday weekend  minimum maximum average median
@@ -647,8 +680,8 @@ def qualifiers(sentence: str) -> frozenset[str]:
              if not _AS_OF_RE.search(sentence[:m.start()])}
     found |= {m.group().lower() for m in _PROPER_RE.finditer(sentence)
               if not _PERIOD_RE.fullmatch(m.group())}
-    found |= {w for w in map(stem, _SUBJECT_TOKEN_RE.findall(sentence.lower())) if w in _SUBJECT_WORDS}
-    return frozenset(found)
+    found |= {w for w in map(singular, _SUBJECT_TOKEN_RE.findall(sentence.lower())) if w in _SUBJECT_WORDS}
+    return frozenset(found | label_keys(sentence))
 
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
@@ -2439,6 +2472,13 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The free plan allows 100 requests per minute.",
                                     "The pro plan allows 500 requests per minute."))
         self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
+        # numbered labels: their numbers name a subject and claim nothing
+        self.assertIsNone(self.pair("Phase 1 costs $2 million.", "Phase 2 costs $5 million."))
+        self.assertIsNone(self.pair("Building A has 12 floors.", "Building B has 20 floors."))
+        self.assertIsNone(self.pair("Season 3 premiered on March 24, 2017.",
+                                    "The seventh season premiered on August 13, 2021.", "When did it premiere?"))
+        self.assertIsNotNone(self.pair("Season 3 premiered on March 24, 2017.",
+                                       "The third season premiered on May 5, 2017.", "When did it premiere?"))
         self.assertIsNotNone(self.pair("The free plan allows 100 requests per minute.",
                                        "The plan now allows 500 requests per minute."))
         # an 'as of' date marks an update, not another period: still a conflict
@@ -2521,6 +2561,9 @@ class TestDetector(unittest.TestCase):
         b = "The rate limit is 100 requests per minute. The office has 55 desks."
         self.assertIsNone(self.pair(a, b, q))
         self.assertIsNotNone(self.pair(a, b))           # without the query every figure counts
+        found = self.pair("It premiered on May 5 in Rome.", "It premiered on June 9 in Rome.",
+                          "When did it premiere?")          # word forms match: premiere, premiered
+        self.assertEqual((found.claims_a, found.claims_b), (("May 5",), ("June 9",)))
 
     def test_topic_gate(self) -> None:
         docs = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
