@@ -1112,7 +1112,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: fro
             said.setdefault(q.key, []).append(qual)
             if q.hedge or _is_range(q):
                 loose.setdefault(q.unit, []).append((q, qual))
-    signals = frozenset().union(*(s.signals for s in chosen))
+    signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen))
+                        if content_words(signal).isdisjoint(query_words))   # 'Can therapy reverse aging?'
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
@@ -2548,6 +2549,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Globex reported revenue of $10.1 billion for 2022.",   # it revises 2023,
                                     "Globex revised its 2023 revenue to $11.9 billion."))   # not 2022
         self.assertIsNone(self.pair("The Apollo project was updated in 2023.", "The Apollo project is on track."))
+        self.assertIsNone(self.pair("Gene therapy reversed aging in mice.", "Gene therapy may slow aging.",
+                                    "Can gene therapy reverse aging?"))   # the question's own word is no signal
         self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
 
     def test_state_opposition(self) -> None:
