@@ -296,10 +296,13 @@ _ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth s
                                          "eleventh twelfth".split(), start=1)}
 _LABEL_NOUNS = ("season episode series chapter part phase stage round level tier volume edition step grade "
                 "floor room gate terminal route building block model article section zone platform track sprint "
-                "wave group type class lane week day game match book act scene figure table item").split()
-_LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season 3', 'Building B', 'seventh season':
+                "wave group type class lane week day game match book act scene figure table item top").split()
+_SUPERLATIVES = ("most least best worst largest biggest smallest longest shortest highest lowest tallest oldest "
+                 "youngest newest latest richest fastest slowest greatest deepest busiest hottest coldest").split()
+_LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season 3', 'Building B', 'seventh season',
     \b(?:(?P<noun>{"|".join(_LABEL_NOUNS)})\s+(?P<id>\d{{1,3}}|(?-i:[IVX]{{2,4}}|[A-Z])|{_NUMBER_WORD_RE})
-       |(?P<nth>{"|".join(_ORDINALS)}|\d{{1,3}}(?:st|nd|rd|th))\s+(?P<noun2>{"|".join(_LABEL_NOUNS)}))
+       |(?P<nth>{"|".join(_ORDINALS)}|\d{{1,3}}(?:st|nd|rd|th))\s+(?P<noun2>{"|".join(_LABEL_NOUNS)})
+       |(?P<size>\d{{1,3}}|{_NUMBER_WORD_RE})\s+(?P<sup>{"|".join(_SUPERLATIVES)}))   # a list: 'the 10 largest'
     \b(?![.,]?\d|\s?%)""", re.X | re.I)                # its number claims no amount ('Phase 1 costs $2M')
 
 
@@ -307,7 +310,8 @@ def label_keys(text: str) -> set[str]:
     """The numbered labels in text, one spelling each: 'Season 3' and 'third season' -> {'season3'}."""
     keys = set()
     for m in _LABEL_RE.finditer(text):
-        noun, number = (m["noun"], m["id"]) if m["noun"] else (m["noun2"], m["nth"])
+        noun, number = ((m["noun"], m["id"]) if m["noun"] else (m["noun2"], m["nth"]) if m["noun2"]
+                        else (m["sup"], m["size"]))
         number = number.lower()
         spelt = _ORDINALS.get(number) or _NUMBER_WORDS.get(number)
         keys.add(noun.lower() + (str(spelt) if spelt is not None else re.sub(r"(?<=\d)\D+$", "", number)))
@@ -2476,6 +2480,8 @@ class TestDetector(unittest.TestCase):
         # numbered labels: their numbers name a subject and claim nothing
         self.assertIsNone(self.pair("Phase 1 costs $2 million.", "Phase 2 costs $5 million."))
         self.assertIsNone(self.pair("Building A has 12 floors.", "Building B has 20 floors."))
+        self.assertIsNone(self.pair("The top 10 banks hold $5 trillion.", "The top 20 banks hold $8 trillion."))
+        self.assertIsNone(self.pair("Here are the 10 largest cities.", "Here are the 25 largest cities."))
         self.assertIsNone(self.pair("Season 3 premiered on March 24, 2017.",
                                     "The seventh season premiered on August 13, 2021.", "When did it premiere?"))
         self.assertIsNotNone(self.pair("Season 3 premiered on March 24, 2017.",
