@@ -611,19 +611,24 @@ def lowercase_words(text: str) -> frozenset[str]:
     return frozenset(_LOWER_WORD_RE.findall(text))
 
 
-def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Words of capitalised names in text that the query does not already name and that are not
-    common words (ones the source also writes in lower case: 'A Guide To Her Albums'): {'kash', 'patel'}."""
-    found: set[str] = set()
+def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> list[list[str]]:
+    """The words of each capitalised name in text that the query does not already name and that are
+    not common words (ones the source also writes in lower case: 'A Guide To Her Albums'):
+    'FBI Director Kash Patel' -> [['kash', 'patel']] for the question 'Who is the FBI director?'."""
+    names = []
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
                      and w not in _WEEKDAYS and w not in common and stem(w) not in query_words and not w.isdigit()]
-            if m.start() == s and len(words) <= 1:
-                continue                               # a capital that only starts the sentence
-            found.update(words)
-    return frozenset(found)
+            if words and not (m.start() == s and len(words) == 1):   # not a capital that only starts the sentence
+                names.append(words)
+    return names
+
+
+def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Every word of name_words: {'kash', 'patel'}."""
+    return frozenset(w for words in name_words(text, query_words, common) for w in words)
 
 
 def find_signals(words: Sequence[str]) -> frozenset[str]:
@@ -1611,10 +1616,11 @@ class EmbeddingReader:
 
     Candidates are sentences (or clauses of long ones) sharing words with the question, scored by
     cosine to the question plus the share of the question's words they hold. When some candidates
-    hold what the question asks for (a figure, a name, a date, a version), only those compete. For
-    amount questions (how many, revenue, rate limit...) the answer is a figure with its unit: of what
-    the question counts when a candidate has one (then only those compete), else the best
-    candidate's figure nearest the question's words.
+    hold what the question asks for (a figure, a name, a date, a version), only those compete, and of
+    those only the ones with its more telling form if any: a figure of what a how-many question counts,
+    a full name ('Jorge Martin', not 'Spain'), a date with its day. For amount questions (how many,
+    revenue, rate limit...) the answer is the figure with its unit: of what the question counts, else
+    the candidate's figure nearest the question's words.
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -1638,7 +1644,7 @@ class EmbeddingReader:
         amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
         counted = counted_noun(question)
         common = lowercase_words(context) if kind == "name" else frozenset()
-        answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: counts what it names
+        answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
             if amount:
@@ -1647,10 +1653,12 @@ class EmbeddingReader:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
                     answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
-            elif kind == "name":
-                typed[n] = int(bool(find_names(text, query_words, common)))
-            elif kind == "moment":
-                typed[n] = int(bool(_PERIOD_RE.search(text) or extract_moments(text)))
+            elif kind == "name":                       # a full name ('Kash Patel') above a single word
+                typed[n] = min(2, max(map(len, name_words(text, query_words, common)), default=0))
+            elif kind == "moment":                     # a date with its day above a year or a month
+                moments = extract_moments(text)
+                typed[n] = (2 if any(q.unit == "date" for q in moments)
+                            else int(bool(moments or _PERIOD_RE.search(text))))
             elif kind == "version":
                 typed[n] = int(bool(extract_versions(text)))
         if not spans:
@@ -2704,6 +2712,12 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
+        self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
+                         "In the end the race went to Jorge Martin.")
+        context = "The war began in 1861. The war began on April 12, 1861."
+        self.assertEqual(reader.read("When did the war begin?", context).text,   # a date with its day above a year
+                         "The war began on April 12, 1861.")
 
     def test_every_retrieved_document_kept_or_discarded(self) -> None:
         for _, query in DEMO_SCENARIOS:
