@@ -1721,6 +1721,15 @@ def join_contexts(contexts: Sequence[RetrievedContext]) -> tuple[str, list[tuple
     return "\n\n".join(parts), spans
 
 
+def answer_key(text: str) -> Any:
+    """What an answer says, to tell answers apart: a lone figure's unit and value ('18.8%' is
+    '18.8 percent'), else its lower-cased words."""
+    figures = extract_quantities(text)
+    if len(figures) == 1 and figures[0].text == text.strip():
+        return figures[0].unit, figures[0].key
+    return " ".join(text.lower().split())
+
+
 class ConflictAwareRAG:
     """Retrieve, detect conflicts once, then answer naively (full context) and/or resolved."""
 
@@ -1763,10 +1772,14 @@ class ConflictAwareRAG:
         if split is not None:                          # read each side alone and show them together
             by_id = {c.document.doc_id: c.document for c in contexts}
             sides = [(by_id[d], self.reader.read(query, by_id[d].text)) for d in split.members]
-            distinct = {" ".join(a.text.lower().split()) for _, a in sides if a.text}
-            if len(distinct) > 1:
-                text = "Sources disagree: " + " vs ".join(
-                    f"'{a.text}' ({d.title}, {d.timestamp or 'undated'})" for d, a in sides if a.text)
+            said: dict[Any, list[tuple[Document, Answer]]] = {}   # each distinct answer: who gives it
+            for d, a in sides:
+                if a.text:
+                    said.setdefault(answer_key(a.text), []).append((d, a))
+            if len(said) > 1:
+                cite = [["; ".join(f"{d.title}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1].text]
+                        for group in said.values()]
+                text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 confidence, split_answer = min(a.confidence for _, a in sides if a.text), True
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
                            _warning(mode, report, resolution, contexts), tuple(contexts), report,
@@ -2875,6 +2888,14 @@ class TestOutputs(CLITestCase):
         _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
                                "--top-k", "2", "--mode", "resolved", "--no-color")
         self.assertIn("not a single-source answer", panel)
+        kb = "\n".join(json.dumps({"doc_id": i, "timestamp": "2024-03-01", "kind": "opinion",
+                                   "text": f"Our price target for Acme stock is {p}."})
+                       for i, p in (("Smith", "$50"), ("Lee", "$50.00"), ("Jones", "$40")))
+        code, out, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "What is the price target for Acme?",
+                                "--json", "--top-k", "3", "--mode", "resolved")
+        answer = json.loads(out)["runs"][0]["answer"]              # one answer written two ways is said once
+        self.assertEqual(sorted(answer.removeprefix("Sources disagree: ").split(" vs ")),
+                         ["'$40' (Jones, 2024-03-01)", "'$50' (Smith, 2024-03-01; Lee, 2024-03-01)"])
 
     def test_eval_json_and_scoring(self) -> None:
         case = {"id": "c1", "category": "outdated", "query": "What does the Pro plan cost?",
