@@ -236,6 +236,19 @@ def content_words(text: str | list[str]) -> frozenset[str]:
     return frozenset(stem(w.split("'")[0]) for w in words if w not in _STOPWORDS)
 
 
+def initials(words: Sequence[str]) -> frozenset[str]:
+    """The acronyms runs of three or four words spell, stopwords skipped: 'chief executive officer'
+    -> 'ceo', 'federal bureau of investigation' -> 'fbi' (and runs that spell nothing)."""
+    letters = "".join(w[0] for w in words if w not in _STOPWORDS and w[0].isalpha())
+    return frozenset(letters[i:i + n] for n in (3, 4) for i in range(len(letters) - n + 1))
+
+
+def words_shared(query_words: frozenset[str], query_initials: frozenset[str],
+                 words: frozenset[str], word_initials: frozenset[str]) -> int:
+    """How many words a text shares with a question, an acronym matching its words spelt out."""
+    return len(query_words & words) + len(query_words & word_initials) + len(query_initials & words)
+
+
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen".split())}
@@ -1057,6 +1070,7 @@ class SentenceClaims:
     versions: tuple[tuple[Quantity, frozenset[str]], ...]  # 'v2.3', '2.3.1', 'version 4'
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
+    initials: frozenset[str]                         # acronyms its words spell: a question's 'CEO' finds them
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
@@ -1076,7 +1090,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
-                                       find_signals(words), find_states(words)))
+                                       find_signals(words), find_states(words), initials(words)))
     return tuple(analysed)
 
 
@@ -1097,11 +1111,11 @@ class DocClaims:
 
 
 def choose_sentences(analysed: Sequence[SentenceClaims], query_words: frozenset[str],
-                     keep: int = 2) -> tuple[int, ...]:
+                     query_initials: frozenset[str] = frozenset(), keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none)."""
     if not query_words:
         return tuple(range(len(analysed)))
-    overlap = [len(query_words & s.words) for s in analysed]
+    overlap = [words_shared(query_words, query_initials, s.words, s.initials) for s in analysed]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
     return tuple(sorted(ranked[:keep]))
 
@@ -1275,8 +1289,9 @@ class ConflictDetector:
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                 query: str | None) -> ConflictReport:
         query_words = content_words(query) if query else frozenset()
+        query_initials = initials(tokens(query)) if query else frozenset()
         asks = answer_kind(query)
-        claims = [self._claims(c.document, query_words, asks) for c in contexts]
+        claims = [self._claims(c.document, query_words, asks, query_initials) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         rows, cols = np.nonzero(sims >= self.topic_threshold)
         upper = rows < cols                             # each pair once, in row-major order
@@ -1308,11 +1323,12 @@ class ConflictDetector:
     def _analysed(self, text: str) -> tuple[SentenceClaims, ...]:
         return self._cached(text, lambda: analyse_sentences(text))
 
-    def _claims(self, doc: Document, query_words: frozenset[str], asks: str) -> DocClaims:
+    def _claims(self, doc: Document, query_words: frozenset[str], asks: str,
+                query_initials: frozenset[str] = frozenset()) -> DocClaims:
         """doc's claims about the query; sentences are analysed once, and a merge is reused while
         the query picks the same sentences."""
         analysed = self._analysed(doc.text)
-        chosen = choose_sentences(analysed, query_words)
+        chosen = choose_sentences(analysed, query_words, query_initials)
         key = (doc.doc_id, doc.text, chosen, asks, query_words if asks == "name" else None)
         return self._cached(key, lambda: merge_claims(
             doc.doc_id, [analysed[i] for i in chosen], query_words, asks,
@@ -1636,9 +1652,13 @@ class EmbeddingReader:
         return vectors
 
     def read(self, question: str, context: str) -> Answer:
-        query_words = content_words(question)
+        query_words, query_initials = content_words(question), initials(tokens(question))
         spans = candidate_spans(context)
-        overlap = [len(query_words & content_words(context[s:e])) for s, e in spans]
+        overlap = []
+        for s, e in spans:
+            words = tokens(context[s:e])
+            overlap.append(min(len(query_words), words_shared(query_words, query_initials, content_words(words),
+                                                               initials(words))))
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
@@ -2591,6 +2611,10 @@ class TestDetector(unittest.TestCase):
         b = "The rate limit is 100 requests per minute. The office has 55 desks."
         self.assertIsNone(self.pair(a, b, q))
         self.assertIsNotNone(self.pair(a, b))           # without the query every figure counts
+        found = self.pair("Our CEO is Margaret Chen.", "The board named David Okafor chief executive officer, "
+                          "succeeding Margaret Chen.", "Who is the CEO?")   # an acronym finds its words
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("signal", (), ("succeeding",)))
+        self.assertIn("fbi", initials(tokens("the Federal Bureau of Investigation")))
         found = self.pair("It premiered on May 5 in Rome.", "It premiered on June 9 in Rome.",
                           "When did it premiere?")          # word forms match: premiere, premiered
         self.assertEqual((found.claims_a, found.claims_b), (("May 5",), ("June 9",)))
