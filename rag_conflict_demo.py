@@ -688,8 +688,9 @@ _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 # facts, not a contradiction. Like the state lexicon, a starting list to extend for one's own domain.
 _SUBJECT_WORDS = frozenset(singular(w) for w in """
     small medium large  first second third fourth fifth  free basic standard plus pro premium enterprise
-    starter personal professional express economy overnight  men women boys girls children kids adults seniors
-    students  daily weekly monthly quarterly annual yearly  weekday weekend  minimum maximum average median
+    starter team business personal professional express economy overnight
+    men women boys girls children kids adults seniors students
+    daily weekly monthly quarterly annual yearly  weekday weekend  minimum maximum average median
     domestic international  gross net  ios android windows macos linux desktop mobile  north south east west
     northern southern eastern western  upload download  inbound outbound  morning afternoon evening
 """.split())
@@ -704,6 +705,16 @@ def qualifiers(sentence: str) -> frozenset[str]:
               if not _PERIOD_RE.fullmatch(m.group())}
     found |= {w for w in map(singular, _SUBJECT_TOKEN_RE.findall(sentence.lower())) if w in _SUBJECT_WORDS}
     return frozenset(found | label_keys(sentence))
+
+
+_APART_RE = re.compile(rf"(?:19|20)\d{{2}}|fy\d{{2,4}}|[qh]\d|(?:first|second|third|fourth)quarter"
+                       rf"|(?:{'|'.join(_LABEL_NOUNS + _SUPERLATIVES)})\w+")   # periods, numbered labels
+
+
+def sets_apart(found: Iterable[str]) -> frozenset[str]:
+    """The qualifiers that name a period, a plan or tier, an audience or a numbered label ('q3', 'starter',
+    'season3'), not proper nouns: those also name what a figure only mentions ('Acme Corp', 'Denver')."""
+    return frozenset(q for q in found if q in _SUBJECT_WORDS or _APART_RE.fullmatch(q))
 
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
@@ -1110,27 +1121,44 @@ class DocClaims:
     words: frozenset[str]                            # content words, signal words left out
 
 
-def choose_sentences(analysed: Sequence[SentenceClaims], query_words: frozenset[str],
-                     query_initials: frozenset[str] = frozenset(), keep: int = 2) -> tuple[int, ...]:
+@dataclass(frozen=True)
+class Question:
+    """What the detector takes from a query, once per query."""
+    words: frozenset[str]                            # stemmed content words
+    initials: frozenset[str]                         # acronyms its words spell ('ceo')
+    subjects: frozenset[str]                         # plans, periods, labels it names (sets_apart): 'team', 'q3'
+    asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
+
+    @classmethod
+    def of(cls, query: str | None) -> Question:
+        if not query:
+            return cls(frozenset(), frozenset(), frozenset(), "")
+        return cls(content_words(query), initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query))
+
+
+def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none)."""
-    if not query_words:
+    if not question.words:
         return tuple(range(len(analysed)))
-    overlap = [words_shared(query_words, query_initials, s.words, s.initials) for s in analysed]
+    overlap = [words_shared(question.words, question.initials, s.words, s.initials) for s in analysed]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
     return tuple(sorted(ranked[:keep]))
 
 
-def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], query_words: frozenset[str],
-                 asks: str = "", common: frozenset[str] = frozenset()) -> DocClaims:
-    """One document's claims about the query: its chosen sentences' claims, merged; names and dates
-    count only when the question asks for one (asks: answer_kind of the question; common: the
-    document's lower-case words, never names)."""
+def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
+                 common: frozenset[str] = frozenset()) -> DocClaims:
+    """One document's claims about the question: its chosen sentences' claims, merged; names and dates
+    count only when the question asks for one (common: the document's lower-case words, never names).
+    A figure about another plan, period or numbered label than the question names is not about it."""
+    query_words, asks, subjects = question.words, question.asks, question.subjects
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     said: dict[ValueKey, list[frozenset[str]]] = {}
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         for q, qual in sentence.figures + asked:
+            if subjects and (apart := sets_apart(qual)) and apart.isdisjoint(subjects):
+                continue                               # the Starter plan's price, asked about the Team plan
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
             if q.hedge or _is_range(q):
@@ -1288,10 +1316,8 @@ class ConflictDetector:
 
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                 query: str | None) -> ConflictReport:
-        query_words = content_words(query) if query else frozenset()
-        query_initials = initials(tokens(query)) if query else frozenset()
-        asks = answer_kind(query)
-        claims = [self._claims(c.document, query_words, asks, query_initials) for c in contexts]
+        question = Question.of(query)
+        claims = [self._claims(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         rows, cols = np.nonzero(sims >= self.topic_threshold)
         upper = rows < cols                             # each pair once, in row-major order
@@ -1323,16 +1349,15 @@ class ConflictDetector:
     def _analysed(self, text: str) -> tuple[SentenceClaims, ...]:
         return self._cached(text, lambda: analyse_sentences(text))
 
-    def _claims(self, doc: Document, query_words: frozenset[str], asks: str,
-                query_initials: frozenset[str] = frozenset()) -> DocClaims:
-        """doc's claims about the query; sentences are analysed once, and a merge is reused while
-        the query picks the same sentences."""
+    def _claims(self, doc: Document, question: Question) -> DocClaims:
+        """doc's claims about the question; sentences are analysed once, and a merge is reused while
+        the question picks the same sentences."""
         analysed = self._analysed(doc.text)
-        chosen = choose_sentences(analysed, query_words, query_initials)
-        key = (doc.doc_id, doc.text, chosen, asks, query_words if asks == "name" else None)
+        chosen = choose_sentences(analysed, question)
+        key = (doc.doc_id, doc.text, chosen, question)
         return self._cached(key, lambda: merge_claims(
-            doc.doc_id, [analysed[i] for i in chosen], query_words, asks,
-            lowercase_words(doc.text) if asks == "name" else frozenset()))
+            doc.doc_id, [analysed[i] for i in chosen], question,
+            lowercase_words(doc.text) if question.asks == "name" else frozenset()))
 
     def _verdict(self, a: DocClaims, b: DocClaims, topic_sim: float) -> ConflictPair | None:
         """_pair_conflict_reason, kept while both sides' claims are cached: a query asked again, or
@@ -2410,8 +2435,7 @@ def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAUL
 
 
 def claims_of(text: str, query: str = "", doc_id: str = "x") -> DocClaims:
-    return ConflictDetector()._claims(Document(doc_id, doc_id, text), content_words(query) if query else frozenset(),
-                                      answer_kind(query))
+    return ConflictDetector()._claims(Document(doc_id, doc_id, text), Question.of(query))
 
 
 class TestQuantities(unittest.TestCase):
@@ -2488,7 +2512,7 @@ class TestDetector(unittest.TestCase):
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
                           "The Team plan includes 50 GB of storage. Extra storage costs $2 per 10 GB.",
-                          "How much storage does the Team plan include?")
+                          "How much storage is included?")
         self.assertEqual((found.claims_a, found.claims_b), (("100 GB",), ("50 GB",)))
 
     def test_same_value_written_differently_is_no_conflict(self) -> None:
@@ -2611,6 +2635,10 @@ class TestDetector(unittest.TestCase):
         b = "The rate limit is 100 requests per minute. The office has 55 desks."
         self.assertIsNone(self.pair(a, b, q))
         self.assertIsNotNone(self.pair(a, b))           # without the query every figure counts
+        a = "The Starter plan costs $12 per month. The Team plan costs $49 per month."
+        b = "The Starter plan costs $15 per month. The Team plan price is unchanged."
+        self.assertIsNone(self.pair(a, b, "How much does the Team plan cost?"))   # another plan's price
+        self.assertEqual(self.pair(a, b, "How much does the Starter plan cost?").claims_a, ("$12 per month",))
         found = self.pair("Our CEO is Margaret Chen.", "The board named David Okafor chief executive officer, "
                           "succeeding Margaret Chen.", "Who is the CEO?")   # an acronym finds its words
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("signal", (), ("succeeding",)))
