@@ -271,7 +271,7 @@ _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
     (?<![\w.,\-−/\[])                                 # not glued to a word: v1.2, FY2023, Q4, 1/2, [12]
-    (?:(?P<cur>[$€£¥])\s?)?
+    (?:(?P<cur>[$€£¥])\s*)?
     (?P<num>[-−]?\d{{1,3}}(?:(?:,|[ \u00a0\u202f](?=\d{{3}}\b))\d{{3}})+(?:\.\d+)?
            |[-−]?\d+(?:\.\d+)?
            |(?:{_NUMBER_WORD_RE})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?!\w))
@@ -411,12 +411,24 @@ def _blanked(text: str, spans: Iterable[re.Match[str]]) -> str:
     return "".join(pieces) + text[done:] if pieces else text
 
 
+_CURRENCY_CODE_RE = re.compile(r"\b(?:(?P<usd>USD|US\$)|(?P<eur>EUR)|(?P<gbp>GBP)|(?P<jpy>JPY))\s?(?=\d)")
+_CODE_SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "jpy": "¥"}
+
+
+def _symbol_for_code(m: re.Match[str]) -> str:
+    """'USD ' -> '$   ': the currency's symbol, padded so every offset in the text stays put."""
+    return _CODE_SYMBOLS[m.lastgroup or ""].ljust(len(m.group()))
+
+
 def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, if at hand).
 
-    >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023")]
-    ['$4.2M', '12%']
+    >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023, USD 5 million")]
+    ['$4.2M', '12%', 'USD 5 million']
     """
+    written = text                                    # what a figure's text shows: the offsets below are its
+    if "D" in text or "R" in text or "P" in text or "Y" in text:
+        text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
     text = _blanked(text, _LABEL_RE.finditer(text))  # 'Phase 1', 'Route 66': names, not amounts
     if "rom" in text:
@@ -467,11 +479,14 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"))  # -1: a group that did not match
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
             seconds = _SECONDS_PER[unit_key]
+            if unit_key in ("month", "year") and high is None:   # months are 28 to 31 days: '3 months'
+                high = value * 1.02                   # allows 90 days, '6 months' 180 (2% either way)
+                value *= 0.98
             value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
         hedge = ">" if text[end:end + 1] == "+" else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""  # '5,000+'
-        found.append(Quantity(value, unit_key, text[m.start():end].strip(), m.start(), end, key, hedge))
+        found.append(Quantity(value, unit_key, written[m.start():end].strip(), m.start(), end, key, hedge))
     return found
 
 
@@ -2518,6 +2533,11 @@ class TestDetector(unittest.TestCase):
     def test_same_value_written_differently_is_no_conflict(self) -> None:
         self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
         self.assertIsNone(self.pair("Refunds within ninety days.", "Refunds within 90 days."))
+        self.assertIsNone(self.pair("Revenue was USD 4.2 million.", "Revenue was $4.2M."))   # a currency code
+        self.assertIsNotNone(self.pair("Revenue was USD 6.8 million.", "Revenue was $4.2M."))
+        self.assertIsNone(self.pair("Logs are kept for 90 days.", "Logs are kept for three months."))  # months
+        self.assertIsNone(self.pair("Logs are kept for 6 months.", "Logs are kept for 180 days."))   # vary
+        self.assertIsNotNone(self.pair("Logs are kept for 90 days.", "Logs are kept for 12 weeks."))
 
     def test_hedged_figures_and_ranges_allow_what_they_say(self) -> None:
         allowed = (("Acme has about 5,000 customers.", "Acme has 5,012 customers."),
