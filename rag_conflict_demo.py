@@ -694,21 +694,33 @@ def find_states(words: Iterable[str]) -> frozenset[tuple[int, int]]:
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
                         r"|January|February|March|April|May|June|July|August|September|October"
                         r"|November|December)\b", re.I)
+# a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'
 _AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
-                       r"|on|by)\s+(?:the\s+)?$", re.I)
+                       r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?$", re.I)
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
-# Words that tell subjects of one kind apart: the 'free' plan's limit and the 'pro' plan's are two
-# facts, not a contradiction. Like the state lexicon, a starting list to extend for one's own domain.
-_SUBJECT_WORDS = frozenset(singular(w) for w in """
-    small medium large  first second third fourth fifth  free basic standard plus pro premium enterprise
-    starter team business personal professional express economy overnight
+# Words that tell subjects of one kind apart, a kind a line: the 'free' plan's limit and the 'pro' plan's
+# are two facts, not a contradiction. Like the state lexicon, a starting list to extend for one's own domain.
+_SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
+    small medium large
+    first second third fourth fifth
+    free basic standard plus pro premium enterprise starter team business personal professional
+    express economy overnight
     men women boys girls children kids adults seniors students
-    daily weekly monthly quarterly annual yearly  weekday weekend  minimum maximum average median
-    domestic international  gross net  ios android windows macos linux desktop mobile  north south east west
-    northern southern eastern western  upload download  inbound outbound  morning afternoon evening
-""".split())
+    daily weekly monthly quarterly annual yearly
+    weekday weekend
+    minimum maximum average median
+    domestic international
+    gross net
+    ios android windows macos linux desktop mobile
+    north south east west northern southern eastern western
+    upload download
+    inbound outbound
+    morning afternoon evening
+    opening closing
+""".strip().splitlines()) for w in line.split()}
+_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
 _SUBJECT_TOKEN_RE = re.compile(r"[a-z]+")
 
 
@@ -722,14 +734,35 @@ def qualifiers(sentence: str) -> frozenset[str]:
     return frozenset(found | label_keys(sentence))
 
 
-_APART_RE = re.compile(rf"(?:19|20)\d{{2}}|fy\d{{2,4}}|[qh]\d|(?:first|second|third|fourth)quarter"
-                       rf"|(?:{'|'.join(_LABEL_NOUNS + _SUPERLATIVES)})\w+")   # periods, numbered labels
+_APART_RE = re.compile(rf"(?P<year>(?:19|20)\d{{2}})|(?P<fy>fy\d{{2,4}})|(?P<quarter>[qh]\d|(?:first|second|third"
+                       rf"|fourth)quarter)|(?P<label>{'|'.join(_LABEL_NOUNS + _SUPERLATIVES)})\w+")
+
+
+def subject_kind(qualifier: str) -> str | None:
+    """The kind of subject a qualifier names, when it sets figures apart: a year, a quarter, a numbered
+    label ('season'), a line of _SUBJECT_KINDS (plans, audiences...); None for a proper noun, which also
+    names what a figure only mentions ('Acme Corp', 'Denver')."""
+    if qualifier in _SUBJECT_KINDS:
+        return _SUBJECT_KINDS[qualifier]
+    m = _APART_RE.fullmatch(qualifier)
+    return None if m is None else m["label"] or m.lastgroup
 
 
 def sets_apart(found: Iterable[str]) -> frozenset[str]:
-    """The qualifiers that name a period, a plan or tier, an audience or a numbered label ('q3', 'starter',
-    'season3'), not proper nouns: those also name what a figure only mentions ('Acme Corp', 'Denver')."""
-    return frozenset(q for q in found if q in _SUBJECT_WORDS or _APART_RE.fullmatch(q))
+    """The qualifiers that have a subject_kind: 'q3', 'starter', 'season3'."""
+    return frozenset(q for q in found if subject_kind(q))
+
+
+def off_subject(found: frozenset[str], asked: frozenset[str]) -> bool:
+    """found names only other subjects of a kind the question names (asked: its sets_apart): the
+    Starter plan asked about the Team plan, Q2 asked about Q3; not a year asked about a quarter."""
+    if not asked or not found:
+        return False
+    kinds: dict[str, set[str]] = {}
+    for q in asked:
+        kinds.setdefault(subject_kind(q) or "", set()).add(q)
+    return any((named := {q for q in found if subject_kind(q) == kind}) and named.isdisjoint(values)
+               for kind, values in kinds.items())
 
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
@@ -1097,6 +1130,7 @@ class SentenceClaims:
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
     initials: frozenset[str]                         # acronyms its words spell: a question's 'CEO' finds them
+    about: frozenset[str]                            # the subjects it names that set facts apart (sets_apart)
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
@@ -1116,7 +1150,8 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
-                                       find_signals(words), find_states(words), initials(words)))
+                                       find_signals(words), find_states(words), initials(words),
+                                       sets_apart(qualifiers(sentence))))
     return tuple(analysed)
 
 
@@ -1152,10 +1187,12 @@ class Question:
 
 
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
-    """Indices of the keep sentences sharing most words with the query (all when there is none)."""
+    """Indices of the keep sentences sharing most words with the query (all when there is none), of
+    those not about another subject than it names ('the closing keynote', asked about the opening one)."""
     if not question.words:
         return tuple(range(len(analysed)))
-    overlap = [words_shared(question.words, question.initials, s.words, s.initials) for s in analysed]
+    overlap = [0 if off_subject(s.about, question.subjects)
+               else words_shared(question.words, question.initials, s.words, s.initials) for s in analysed]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
     return tuple(sorted(ranked[:keep]))
 
@@ -1172,7 +1209,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         for q, qual in sentence.figures + asked:
-            if subjects and (apart := sets_apart(qual)) and apart.isdisjoint(subjects):
+            if off_subject(qual, subjects):
                 continue                               # the Starter plan's price, asked about the Team plan
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
@@ -1645,6 +1682,7 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
+_PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
 
@@ -1704,6 +1742,7 @@ class EmbeddingReader:
         amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
         counted = counted_noun(question)
         common = lowercase_words(context) if kind == "name" else frozenset()
+        full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
@@ -1714,7 +1753,7 @@ class EmbeddingReader:
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
                     answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word
-                typed[n] = min(2, max(map(len, name_words(text, query_words, common)), default=0))
+                typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
             elif kind == "moment":                     # a date with its day above a year or a month
                 moments = extract_moments(text)
                 typed[n] = (2 if any(q.unit == "date" for q in moments)
@@ -2659,6 +2698,12 @@ class TestDetector(unittest.TestCase):
         b = "The Starter plan costs $15 per month. The Team plan price is unchanged."
         self.assertIsNone(self.pair(a, b, "How much does the Team plan cost?"))   # another plan's price
         self.assertEqual(self.pair(a, b, "How much does the Starter plan cost?").claims_a, ("$12 per month",))
+        a = "The opening keynote is by Dr. Ana Ruiz. The closing keynote is by Tom Hale."
+        b = "Tom Hale has withdrawn; the closing keynote is now by Priya Shah."   # a sentence on another subject
+        self.assertIsNone(self.pair(a, b, "Who gives the opening keynote?"))
+        self.assertEqual(self.pair(a, b, "Who gives the closing keynote?").kind, "signal")
+        self.assertEqual([off_subject(frozenset(found), frozenset({"q3"})) for found in ({"2023"}, {"q2", "2023"})],
+                         [False, True])                 # a year is no other quarter; Q2 is
         found = self.pair("Our CEO is Margaret Chen.", "The board named David Okafor chief executive officer, "
                           "succeeding Margaret Chen.", "Who is the CEO?")   # an acronym finds its words
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("signal", (), ("succeeding",)))
@@ -2800,6 +2845,8 @@ class TestPipeline(unittest.TestCase):
         context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
         self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
                          "In the end the race went to Jorge Martin.")
+        context = "The summit is in Lisbon. Its host is Ana Ruiz."
+        self.assertEqual(reader.read("Where is the summit?", context).text, "The summit is in Lisbon.")  # a place
         context = "The war began in 1861. The war began on April 12, 1861."
         self.assertEqual(reader.read("When did the war begin?", context).text,   # a date with its day above a year
                          "The war began on April 12, 1861.")
