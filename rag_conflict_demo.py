@@ -280,7 +280,7 @@ _QUANTITY_RE = re.compile(rf"""
     (?:(?P<suffix>[kKmMbB]|bn|mn)|\s?(?P<mag>hundred|thousand|million|billion|trillion)
        |(?P<glued>(?!(?:st|nd|rd|th)\b)[A-Za-z]{{2,3}}|[hsx])  # a unit written on: 10MB, 24h, 30s (not 2nd, 3D)
        |\s?(?P<degrees>°\s?[CF]?))?                      # 4°C, 98.6 °F
-    (?!\w)
+    (?!\w)(?P<plus>\+)?                                 # '5,000+ users': at least
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
        (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
@@ -476,7 +476,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             if noun and unit.split()[-1][-1:] != "s" and noun.group(1) not in _STOPWORDS:
                 end = noun.end()
         else:
-            end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"))  # -1: a group that did not match
+            end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))  # -1: no match
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
             seconds = _SECONDS_PER[unit_key]
             if unit_key in ("month", "year") and high is None:   # months are 28 to 31 days: '3 months'
@@ -485,8 +485,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
-        hedge = ">" if text[end:end + 1] == "+" else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""  # '5,000+'
-        found.append(Quantity(value, unit_key, written[m.start():end].strip(), m.start(), end, key, hedge))
+        start = hedged.start() if hedged else m.start()   # the hedge is part of what is said: 'over 660 stores'
+        hedge = ">" if m["plus"] else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""
+        found.append(Quantity(value, unit_key, written[start:end].strip(), start, end, key, hedge))
     return found
 
 
@@ -2499,7 +2500,8 @@ class TestQuantities(unittest.TestCase):
     def test_years_and_small_integers_are_not_claims(self) -> None:
         self.assertEqual(self.values("In 2023 we opened 3 of them on 2024-01-15 at 09:30"), [])
         self.assertEqual(self.values("we run 7 stores"), [(7.0, "store")])   # a unit makes it a claim
-        self.assertEqual([q.text for q in extract_quantities("up to 20 virtual machines")], ["20 virtual machines"])
+        self.assertEqual([q.text for q in extract_quantities("up to 20 virtual machines, 5,000+ users")],
+                         ["up to 20 virtual machines", "5,000+ users"])   # a hedge is part of what is said
 
     def test_currency_magnitudes_and_separators_are_one_value(self) -> None:
         # the article's case: $4.2M, $4,200,000 and 4.2 million dollars are the same claim
