@@ -607,7 +607,7 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|size|figure|value|temperature|distance)s?\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
-                            r"|sort|can|could|should|would|will)\b)[a-z]+ [a-z]", re.I)   # 'what database does...'
+                            r"|sort|can|could|should|would|will)\b)(?P<noun>[a-z]+) [a-z]", re.I)  # 'what database...'
 
 
 def answer_kind(question: str | None) -> str:
@@ -619,9 +619,9 @@ def answer_kind(question: str | None) -> str:
         return "moment"                                # first: 'in what year' asks for a moment
     if _VERSION_QUESTION_RE.search(question):
         return "version"                               # 'which version...' before 'which' asks a name
-    if _ENTITY_QUESTION_RE.search(question) or (_WHAT_THING_RE.search(question)
-                                                 and not _AMOUNT_QUESTION_RE.search(question)):
-        return "name"
+    thing = _WHAT_THING_RE.search(question)           # 'what city has the most people' asks a name,
+    if _ENTITY_QUESTION_RE.search(question) or (thing and not _AMOUNT_QUESTION_RE.search(thing["noun"])):
+        return "name"                                  # 'what percentage of staff...' an amount
     return ""
 
 
@@ -1740,7 +1740,8 @@ class EmbeddingReader:
                                                                initials(words))))
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
-        amount, kind = bool(_AMOUNT_QUESTION_RE.search(question)), answer_kind(question)
+        kind = answer_kind(question)                   # 'Which plan has the lowest price?' asks a name
+        amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question))
         counted = counted_noun(question)
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
@@ -2660,8 +2661,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
         asked = ("What percentage of staff work remotely?", "What is the limit?",
                  "What is the largest city in Germany?", "What was the hottest year?",
-                 "What is Greg Egan's latest novel?", "What is the company's revenue?")
-        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", ""])
+                 "What is Greg Egan's latest novel?", "What is the company's revenue?",
+                 "What city has the largest population?")
+        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", "", "name"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
@@ -2847,6 +2849,9 @@ class TestPipeline(unittest.TestCase):
         context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
         self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
                          "In the end the race went to Jorge Martin.")
+        context = "The Basic plan costs $5. The Pro plan has the lowest price per seat, $3."
+        self.assertEqual(reader.read("Which plan has the lowest price per seat?", context).text,   # a name, not
+                         "The Pro plan has the lowest price per seat, $3.")                     # a figure
         context = "The summit is in Lisbon. Its host is Ana Ruiz."
         self.assertEqual(reader.read("Where is the summit?", context).text, "The summit is in Lisbon.")  # a place
         context = "The war began in 1861. The war began on April 12, 1861."
