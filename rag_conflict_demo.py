@@ -215,14 +215,15 @@ def singular(word: str) -> str:
 
 @functools.cache
 def _english_stemmer() -> Any:
-    import snowballstemmer                              # pure Python, light; not needed for --help
-    return snowballstemmer.stemmer("english")
+    import Stemmer                                      # PyStemmer: the Snowball stemmers, in C; not for --help
+    return Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """Snowball (Porter 2) stem, so word forms match: 'premiered', 'premiere' -> 'premier'."""
-    return _english_stemmer().stemWord(word)
+    """Snowball (Porter 2) stem of a word (of its part before an apostrophe), so word forms match:
+    'premiered', 'premiere' -> 'premier'."""
+    return word if word.isdigit() else _english_stemmer().stemWord(word.partition("'")[0])
 
 
 def tokens(text: str) -> list[str]:
@@ -233,7 +234,7 @@ def tokens(text: str) -> list[str]:
 def content_words(text: str | list[str]) -> frozenset[str]:
     """Stemmed words of text (or of its tokens) without stopwords."""
     words = tokens(text) if isinstance(text, str) else text
-    return frozenset(stem(w.split("'")[0]) for w in words if w not in _STOPWORDS)
+    return frozenset(map(stem, [w for w in words if w not in _STOPWORDS]))
 
 
 def initials(words: Sequence[str]) -> frozenset[str]:
@@ -241,12 +242,6 @@ def initials(words: Sequence[str]) -> frozenset[str]:
     -> 'ceo', 'federal bureau of investigation' -> 'fbi' (and runs that spell nothing)."""
     letters = "".join(w[0] for w in words if w not in _STOPWORDS and w[0].isalpha())
     return frozenset(letters[i:i + n] for n in (3, 4) for i in range(len(letters) - n + 1))
-
-
-def words_shared(query_words: frozenset[str], query_initials: frozenset[str],
-                 words: frozenset[str], word_initials: frozenset[str]) -> int:
-    """How many words a text shares with a question, an acronym matching its words spelt out."""
-    return len(query_words & words) + len(query_words & word_initials) + len(query_initials & words)
 
 
 _NUMBER_WORDS = {w: i for i, w in enumerate(
@@ -319,10 +314,19 @@ _LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season
     \b(?![.,]?\d|\s?%)""", re.X | re.I)                # its number claims no amount ('Phase 1 costs $2M')
 
 
-def label_keys(text: str) -> set[str]:
+_LABEL_WORDS = frozenset(_LABEL_NOUNS + _SUPERLATIVES)   # one of them is in every label
+
+
+def label_matches(text: str, words: Sequence[str] | None = None) -> list[re.Match[str]]:
+    """_LABEL_RE's matches in text (words: its tokens, if at hand); most texts have none of its words,
+    and a set says so fast."""
+    return [] if _LABEL_WORDS.isdisjoint(tokens(text) if words is None else words) else list(_LABEL_RE.finditer(text))
+
+
+def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
     """The numbered labels in text, one spelling each: 'Season 3' and 'third season' -> {'season3'}."""
     keys = set()
-    for m in _LABEL_RE.finditer(text):
+    for m in label_matches(text, words):
         noun, number = ((m["noun"], m["id"]) if m["noun"] else (m["noun2"], m["nth"]) if m["noun2"]
                         else (m["sup"], m["size"]))
         number = number.lower()
@@ -420,8 +424,10 @@ def _symbol_for_code(m: re.Match[str]) -> str:
     return _CODE_SYMBOLS[m.lastgroup or ""].ljust(len(m.group()))
 
 
-def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
-    """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, if at hand).
+def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None,
+                       words: Sequence[str] | None = None) -> list[Quantity]:
+    """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, and
+    words: its tokens, if at hand).
 
     >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023, USD 5 million")]
     ['$4.2M', '12%', 'USD 5 million']
@@ -430,7 +436,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     if "D" in text or "R" in text or "P" in text or "Y" in text:
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
-    text = _blanked(text, _LABEL_RE.finditer(text))  # 'Phase 1', 'Route 66': names, not amounts
+    text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     if "rom" in text:
         text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
     found = []
@@ -722,17 +728,18 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     opening closing
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
-_SUBJECT_TOKEN_RE = re.compile(r"[a-z]+")
 
 
-def qualifiers(sentence: str) -> frozenset[str]:
-    """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan); 'as of March' is not one."""
-    found = {m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
-             if not _AS_OF_RE.search(sentence[:m.start()])}
-    found |= {m.group().lower() for m in _PROPER_RE.finditer(sentence)
-              if not _PERIOD_RE.fullmatch(m.group())}
-    found |= {w for w in map(singular, _SUBJECT_TOKEN_RE.findall(sentence.lower())) if w in _SUBJECT_WORDS}
-    return frozenset(found | label_keys(sentence))
+def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
+    """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
+    is not one. proper=False leaves out capitalised names ('Berlin')."""
+    words = tokens(sentence)
+    found = set(map(singular, words)) & _SUBJECT_WORDS
+    found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
+                 if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
+    if proper:
+        found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence) if not _PERIOD_RE.fullmatch(m.group()))
+    return frozenset(found | label_keys(sentence, words))
 
 
 _APART_RE = re.compile(rf"(?P<year>(?:19|20)\d{{2}})|(?P<fy>fy\d{{2,4}})|(?P<quarter>[qh]\d|(?:first|second|third"
@@ -1130,8 +1137,16 @@ class SentenceClaims:
     versions: tuple[tuple[Quantity, frozenset[str]], ...]  # 'v2.3', '2.3.1', 'version 4'
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
-    initials: frozenset[str]                         # acronyms its words spell: a question's 'CEO' finds them
-    about: frozenset[str]                            # the subjects it names that set facts apart (sets_apart)
+
+    @functools.cached_property
+    def initials(self) -> frozenset[str]:
+        """The acronyms its words spell: a question's 'CEO' finds them (made when a question has one)."""
+        return initials(tokens(self.text))
+
+    @functools.cached_property
+    def about(self) -> frozenset[str]:
+        """The subjects it names that set facts apart (sets_apart): wanted only when a question names one."""
+        return sets_apart(qualifiers(self.text, proper=False))
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
@@ -1143,7 +1158,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
         has_digit = re.search(r"\d", sentence)
         calendar = (list(_CALENDAR_RE.finditer(sentence)) if has_digit or not _MOMENT_WORDS.isdisjoint(words)
                     else [])                          # one scan for dates, shared by the two extractors
-        figures = (extract_quantities(sentence, calendar) if has_digit or any(w in _NUMBER_WORDS for w in words)
+        figures = (extract_quantities(sentence, calendar, words) if has_digit or any(w in _NUMBER_WORDS for w in words)
                    else [])
         moments = extract_moments(sentence, calendar) if has_digit or calendar else []
         analysed.append(SentenceClaims(sentence, content_words(words),
@@ -1151,8 +1166,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
-                                       find_signals(words), find_states(words), initials(words),
-                                       sets_apart(qualifiers(sentence))))
+                                       find_signals(words), find_states(words)))
     return tuple(analysed)
 
 
@@ -1176,15 +1190,28 @@ class DocClaims:
 class Question:
     """What the detector takes from a query, once per query."""
     words: frozenset[str]                            # stemmed content words
-    initials: frozenset[str]                         # acronyms its words spell ('ceo')
+    acronyms: frozenset[str]                         # acronyms it writes in capitals: 'CEO' -> 'ceo'
+    initials: frozenset[str]                         # acronyms its words spell ('chief executive officer')
     subjects: frozenset[str]                         # plans, periods, labels it names (sets_apart): 'team', 'q3'
     asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
 
     @classmethod
     def of(cls, query: str | None) -> Question:
         if not query:
-            return cls(frozenset(), frozenset(), frozenset(), "")
-        return cls(content_words(query), initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query))
+            return cls(frozenset(), frozenset(), frozenset(), frozenset(), "")
+        return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
+                   initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query))
+
+
+_ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
+
+
+def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
+    """How many words a text shares with a question: its words, an acronym the question writes ('CEO')
+    matching the words it stands for (spelled: the acronyms the text's words spell, made only when
+    needed), and the question's words spelled out matching an acronym in the text."""
+    shared = len(question.words & words) + len(question.initials & words)
+    return shared + len(question.acronyms & spelled()) if question.acronyms else shared
 
 
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
@@ -1192,8 +1219,9 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     those not about another subject than it names ('the closing keynote', asked about the opening one)."""
     if not question.words:
         return tuple(range(len(analysed)))
-    overlap = [0 if off_subject(s.about, question.subjects)
-               else words_shared(question.words, question.initials, s.words, s.initials) for s in analysed]
+    overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
+    if question.subjects:
+        overlap = [n if n and not off_subject(s.about, question.subjects) else 0 for n, s in zip(overlap, analysed)]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
     return tuple(sorted(ranked[:keep]))
 
@@ -1731,16 +1759,17 @@ class EmbeddingReader:
         return vectors
 
     def read(self, question: str, context: str) -> Answer:
-        query_words, query_initials = content_words(question), initials(tokens(question))
+        asked = Question.of(question)
+        query_words = asked.words
         spans = candidate_spans(context)
         overlap = []
         for s, e in spans:
             words = tokens(context[s:e])
-            overlap.append(min(len(query_words), words_shared(query_words, query_initials, content_words(words),
-                                                               initials(words))))
+            shared = words_shared(asked, content_words(words), lambda w=words: initials(w))
+            overlap.append(min(len(query_words), shared))
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
-        kind = answer_kind(question)                   # 'Which plan has the lowest price?' asks a name
+        kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question))
         counted = counted_noun(question)
         common = lowercase_words(context) if kind == "name" else frozenset()
