@@ -6,7 +6,7 @@ contradict each other (a restated figure, a reversed policy, a raised limit) the
 often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
 and the reader: it detects contradicting pairs among the retrieved documents (reusing the
 retriever's embeddings), groups them into clusters, keeps the newest document of each cluster when
-the dates decide it (dropping only the older ones that contradict what is kept), and otherwise shows
+the dates decide it (dropping only the documents that a newer one contradicts), and otherwise shows
 the claims side by side. Every mode runs on a CPU.
 
 Usage:
@@ -1564,9 +1564,9 @@ def _document_time(doc: Document) -> datetime | None:
 
 
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
-    """Recency when one document is strictly the newest: it is kept, and so is every older member
-    that contradicts no kept document (only the stale side of a real contradiction goes). When
-    dates cannot decide (a tie, an undated source) or a source is opinion, every member is kept.
+    """Recency when one document is strictly the newest: every member that a newer member contradicts
+    goes (the stale side of each contradiction), the rest are kept, the newest among them. When dates
+    cannot decide (a tie, an undated source) or a source is opinion, every member is kept.
     """
     ids = tuple(d.doc_id for d in docs)
     opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
@@ -1580,12 +1580,10 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
     winners = [d.doc_id for d, t in zip(docs, times) if t == newest]
     if len(winners) > 1:
         return Cluster(ids, ids, (), "surface", f"tied newest date: {', '.join(winners)}")
-    contradicts = {frozenset((p.a, p.b)) for p in pairs}
-    kept: list[str] = []
-    for n in sorted(range(len(ids)), key=lambda n: times[n], reverse=True):   # stable: retrieval order
-        if not any(frozenset((ids[n], k)) in contradicts for k in kept):
-            kept.append(ids[n])
-    return Cluster(ids, tuple(i for i in ids if i in kept), tuple(i for i in ids if i not in kept), "recency",
+    time_of = dict(zip(ids, times))
+    stale = {older for p in pairs if p.a in time_of and p.b in time_of
+             for older, newer in ((p.a, p.b), (p.b, p.a)) if time_of[older] < time_of[newer]}
+    return Cluster(ids, tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale), "recency",
                    f"newest document is strictly newer: {winners[0]}")
 
 
@@ -1936,8 +1934,8 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
     for c in resolution.clusters:
         if c.strategy == "recency":
             kept = ", ".join(f"'{by_id[d].title}' ({by_id[d].timestamp})" for d in c.kept)
-            notes.append(f"Conflict cluster resolved: kept {kept}, discarded {len(c.discarded)} older "
-                         f"doc(s) that contradict {'it' if len(c.kept) == 1 else 'them'}: {', '.join(c.discarded)}.")
+            notes.append(f"Conflict cluster resolved: kept {kept}, discarded {len(c.discarded)} "
+                         f"doc(s) that a newer one contradicts: {', '.join(c.discarded)}.")
         else:
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.members)} kept side by side.")
@@ -2791,10 +2789,11 @@ class TestResolution(unittest.TestCase):
     def test_chain_is_one_cluster_and_only_the_stale_side_goes(self) -> None:
         edges = self.report(("a", "b"), ("b", "c"))
         self.assertEqual(conflict_clusters(list("abcd"), edges.pairs), [["a", "b", "c"]])
-        # c is newest; b contradicts c and goes; a contradicts only b, which is gone, so a stays
+        # c is newest; b contradicts c and goes; a is contradicted by b, newer, and goes too (what b
+        # changed stays changed though c says nothing of it: 'XML is supported' -> 'no longer' -> silence)
         contexts = [self.ctx("a", "2022-01-01"), self.ctx("b", "2023-01-01"), self.ctx("c", "2024-01-01")]
         cluster = resolve(contexts, edges).clusters[0]
-        self.assertEqual((cluster.kept, cluster.discarded, cluster.strategy), (("a", "c"), ("b",), "recency"))
+        self.assertEqual((cluster.kept, cluster.discarded, cluster.strategy), (("c",), ("a", "b"), "recency"))
         # a star around the newest: every older document contradicts it and goes
         star = resolve(contexts, self.report(("a", "c"), ("b", "c"))).clusters[0]
         self.assertEqual((star.kept, star.discarded), (("c",), ("a", "b")))
