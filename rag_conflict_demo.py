@@ -570,14 +570,16 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
                               "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing",
                               "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
-                              "moved", "relocated", "rescheduled", "renamed"})
+                              "moved", "relocated", "rescheduled", "renamed",
+                              "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
+                              "repealed"})   # an end of life: 'API keys are deprecated' against 'uses API keys'
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
 # Each row: words for one state, words for its opposite. A claim in one column against a claim in
 # the other, on the same topic, is a contradiction even when no number or negation is present.
 _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in (
-        ("retired discontinued deprecated withdrawn decommissioned sunset",
+        ("retired discontinued deprecated withdrawn decommissioned sunset removed",
          "available supported offered active maintained"),
         ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
         ("closed shut", "open opened reopened"),
@@ -1318,12 +1320,12 @@ def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
 
 
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
-    """One side carries a revision word (no longer, revised, replaced...) the other lacks, or a negation the
-    other lacks while both otherwise say much the same (half their content words shared); not when
-    their figures are about different subjects."""
-    if _other_subjects(a, b):
+    """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
+    negation the other lacks while both otherwise say much the same (half their content words shared);
+    not when their figures are about different subjects, nor when one side says nothing about the question."""
+    if not (a.sentences and b.sentences) or _other_subjects(a, b):
         return False
-    if (a.signals ^ b.signals) & _REVISION_TOKENS:
+    if a.signals.isdisjoint(_REVISION_TOKENS) != b.signals.isdisjoint(_REVISION_TOKENS):
         return True
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
         return False
@@ -2712,6 +2714,11 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The Apollo project was updated in 2023.", "The Apollo project is on track."))
         self.assertIsNone(self.pair("Gene therapy reversed aging in mice.", "Gene therapy may slow aging.",
                                     "Can gene therapy reverse aging?"))   # the question's own word is no signal
+        self.assertIsNone(self.pair("The XML format is no longer supported.", "Version 3 returns 200 orders a page.",
+                                    "Is the XML format supported?"))   # one side says nothing about it
+        found = self.pair("Authentication uses API keys.", "Authentication uses OAuth tokens; API keys are "
+                          "deprecated.", "How does authentication work?")   # an end of life is a revision
+        self.assertEqual((found.kind, found.claims_b), ("signal", ("deprecated",)))
         self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
 
     def test_state_opposition(self) -> None:
