@@ -658,9 +658,21 @@ def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = 
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
                      and w not in _WEEKDAYS and w not in common and stem(w) not in query_words and not w.isdigit()]
-            if words and not (m.start() == s and len(words) == 1):   # not a capital that only starts the sentence
-                names.append(words)
+            if words and (m.start() != s or len(words) > 1 or _answers_as_subject(text, m.end(), e, query_words)):
+                names.append(words)                    # not a capital that only starts the sentence
     return names
+
+
+_DETERMINERS = frozenset("the a an this that these those its their our his her my your".split())
+
+
+def _answers_as_subject(text: str, end: int, stop: int, query_words: frozenset[str]) -> bool:
+    """A single capitalised word that starts a sentence is a name when the sentence goes on, with no
+    comma or article first, to say what the question asks: 'Alice is the CEO', 'Rodri won the Ballon
+    d'Or', not 'However, ...', 'Today the CEO ...' or 'Revenue was $5M'."""
+    after = tokens(text[end:stop])[:5]
+    return (bool(after) and text[end:end + 1] != "," and after[0] not in _DETERMINERS
+            and not query_words.isdisjoint(map(stem, after)))
 
 
 def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -2685,6 +2697,9 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The CEO of Acme is Smith.", "The board confirmed Smith's appointment as CEO "
                                     "of Acme.", who))                 # a possessive is the same name
         self.assertIsNone(self.pair("The CEO of Acme is John Smith.", "The CEO of Acme is Jane Doe."))  # not asked
+        found = self.pair("Alice is the CEO of Acme.", "Bob is the CEO of Acme.", who)   # one word, first
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("alice",), ("bob",)))
+        self.assertIsNone(self.pair("However, the CEO of Acme is Alice.", "Today the CEO of Acme is Alice.", who))
         found = self.pair("The service stores its data in PostgreSQL.", "The service stores its data in MySQL.",
                           "What database does the service use?")   # 'what <thing>' asks for a name too
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
