@@ -342,7 +342,7 @@ ValueKey = float | tuple[float, ...]      # a number; a range (low, high); a ver
 class Quantity:
     value: float                    # magnitude applied: $4.2M -> 4200000.0
     unit: str                       # '$', '%', 'request/minute', or '' for a bare number
-    text: str                       # as written, with its unit: '$4.2M', '500 requests per minute'
+    text: str                       # as written, with its unit and hedge: '$4.2M', 'over 500 requests per minute'
     start: int = -1                 # character offsets of text in the source string
     end: int = -1
     key: ValueKey = 0.0             # value to 6 significant digits (a range: low, high): equal claims
@@ -432,8 +432,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023, USD 5 million")]
     ['$4.2M', '12%', 'USD 5 million']
     """
-    written = text                                    # what a figure's text shows: the offsets below are its
-    if "D" in text or "R" in text or "P" in text or "Y" in text:
+    written = text                                    # a figure's text is cut from this: the edits below
+    if "D" in text or "R" in text or "P" in text or "Y" in text:   # keep every offset
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
@@ -1200,6 +1200,9 @@ class DocClaims:
     words: frozenset[str]                            # content words, signal words left out
 
 
+_ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
+
+
 @dataclass(frozen=True)
 class Question:
     """What the detector takes from a query, once per query."""
@@ -1215,9 +1218,6 @@ class Question:
             return cls(frozenset(), frozenset(), frozenset(), frozenset(), "")
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query))
-
-
-_ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
