@@ -748,7 +748,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
     is not one. proper=False leaves out capitalised names ('Berlin')."""
     words = tokens(sentence)
-    found = set(map(singular, words)) & _SUBJECT_WORDS
+    found = {singular(w.partition("'")[0]) for w in words} & _SUBJECT_WORDS   # "women's" is 'women'
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
@@ -2645,6 +2645,7 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The free plan allows 100 requests per minute.",
                                     "The pro plan allows 500 requests per minute."))
         self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
+        self.assertIsNone(self.pair("Men's shoes cost $80.", "Women's shoes cost $70."))
         # numbered labels: their numbers name a subject and claim nothing
         self.assertIsNone(self.pair("Phase 1 costs $2 million.", "Phase 2 costs $5 million."))
         self.assertIsNone(self.pair("Building A has 12 floors.", "Building B has 20 floors."))
