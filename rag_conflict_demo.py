@@ -789,11 +789,12 @@ def off_subject(found: frozenset[str], asked: frozenset[str]) -> bool:
 
 def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 3, own: bool = True) -> frozenset[str]:
     """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
-    For a moment (own=False) its text is its value; only its year ('June 2024') qualifies it."""
+    For a moment (own=False) its text is its value, its year included: a deadline moved from December
+    20, 2024 to January 10, 2025 is one deadline, not two periods."""
     reach = 40 * max(before, after)                    # characters enough for that many words: a sentence
     left = sentence[max(0, q.start - reach):q.start].split()[-before:]   # of 10,000 figures stays linear
     right = sentence[q.end:q.end + reach].split()[:after]
-    own_text = [q.text] if own else [] if q.unit == "year" else re.findall(rf"\b{_YEAR}\b", q.text)
+    own_text = [q.text] if own else []
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -2765,6 +2766,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("It premiered on May 5 in Rome.", "It premiered on June 9 in Rome.",
                           "When did it premiere?")          # word forms match: premiere, premiered
         self.assertEqual((found.claims_a, found.claims_b), (("May 5",), ("June 9",)))
+        found = self.pair("The deadline is December 20, 2024.", "The deadline moved to January 10, 2025.",
+                          "When is the deadline?")          # a date's own year is not another period
+        self.assertEqual(found.claims_b, ("January 10, 2025",))
 
     def test_topic_gate(self) -> None:
         docs = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
