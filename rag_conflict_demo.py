@@ -415,6 +415,7 @@ def _blanked(text: str, spans: Iterable[re.Match[str]]) -> str:
     return "".join(pieces) + text[done:] if pieces else text
 
 
+_JOINED_RE = re.compile(r"\s*(?:and\s*)?")                 # between the parts of '2 hours and 30 minutes'
 _CURRENCY_CODE_RE = re.compile(r"\b(?:(?P<usd>USD|US\$)|(?P<eur>EUR)|(?P<gbp>GBP)|(?P<jpy>JPY))\s?(?=\d)")
 _CODE_SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "jpy": "¥"}
 
@@ -439,7 +440,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     if "rom" in text:
         text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
-    found = []
+    found: list[Quantity] = []
+    last_unit_seconds = 0.0                            # of the figure just found, if a duration
     for m in _QUANTITY_RE.finditer(text):
         cur, num, hi, suffix, mag, glued, degrees, pct, unit, rate = m.group(
             "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct", "unit", "rate")
@@ -483,6 +485,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                 end = noun.end()
         else:
             end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))  # -1: no match
+        seconds = 0.0
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
             seconds = _SECONDS_PER[unit_key]
             if unit_key in ("month", "year") and high is None:   # months are 28 to 31 days: '3 months'
@@ -493,7 +496,13 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
         start = hedged.start() if hedged else m.start()   # the hedge is part of what is said: 'over 660 stores'
         hedge = ">" if m["plus"] else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""
+        if (high is None and 0 < value < last_unit_seconds and unit_key == "duration"   # less than one of the
+                and _JOINED_RE.fullmatch(text, found[-1].end, start)):   # last's units: '2 hours and 30 minutes'
+            last = found.pop()
+            value += last.value
+            start, key, hedge = last.start, float(f"{value:.6g}"), last.hedge
         found.append(Quantity(value, unit_key, written[start:end].strip(), start, end, key, hedge))
+        last_unit_seconds = seconds if high is None and unit_key == "duration" else 0.0
     return found
 
 
@@ -2561,6 +2570,8 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual((keys[0] == keys[1], keys[2] == keys[3], keys[4] in keys[:4]), (True, True, False))
         self.assertEqual(self.values("30s, 30 seconds, 200ms"), [(30.0, "duration"), (30.0, "duration"),
                                                                    (0.2, "duration")])
+        self.assertEqual(self.values("2 hours and 30 minutes, 1 hour 15 minutes"),   # one duration each
+                         [(9000.0, "duration"), (4500.0, "duration")])
         self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
         self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
