@@ -613,7 +613,8 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"  
                                  r"|\bwhat (?:is|was|are|were) (?:the|(?:[\w-]+ ){0,2}[\w-]+['’]s) "  # 'Egan's novel'
                                  r"(?:[\w'’-]+ ){0,3}?(?:name|country|city|capital"
                                  r"|team|title|author|winner|owner|company|person|player|album|movie|film|book"
-                                 r"|novel|song|currency|language)s?\b(?!['’])", re.I)   # not 'the company's revenue'
+                                 r"|novel|song|currency|language|address|location|venue|headquarters)s?\b(?!['’])",
+                                 re.I)                                       # not 'the company's revenue'
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
                                r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b", re.I)
 
@@ -2719,8 +2720,8 @@ class TestDetector(unittest.TestCase):
         asked = ("What percentage of staff work remotely?", "What is the limit?",
                  "What is the largest city in Germany?", "What was the hottest year?",
                  "What is Greg Egan's latest novel?", "What is the company's revenue?",
-                 "What city has the largest population?")
-        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", "", "name"])
+                 "What city has the largest population?", "What is the office address?")
+        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", "", "name", "name"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
