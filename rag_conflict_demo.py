@@ -584,16 +584,18 @@ _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "re
                               "repealed"})   # an end of life: 'API keys are deprecated' against 'uses API keys'
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
-# Each row: words for one state, words for its opposite. A claim in one column against a claim in
-# the other, on the same topic, is a contradiction even when no number or negation is present.
+# Each row: words for one state, words for its opposite (a phrase joined by '_'). A claim in one column
+# against a claim in the other, on the same topic, is a contradiction even when no number or negation is
+# present.
 _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in (
         ("retired discontinued deprecated withdrawn decommissioned sunset removed",
          "available supported offered active maintained"),
         ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
         ("closed shut", "open opened reopened"),
-        ("disabled", "enabled"),
-        ("cancelled canceled postponed", "scheduled confirmed"),
+        ("disabled turned_off switched_off", "enabled turned_on switched_on"),
+        ("cancelled canceled postponed called_off", "scheduled confirmed"),
+        ("unavailable sold_out out_of_stock", "available in_stock"),
         ("suspended paused", "resumed active"),
         ("required mandatory compulsory", "optional voluntary"),
         ("rejected denied", "approved granted"),
@@ -705,21 +707,32 @@ def find_signals(words: Sequence[str]) -> frozenset[str]:
 
 
 def _index_states() -> dict[str, tuple[tuple[int, int], ...]]:
-    """word -> every (row, side) of _STATE_OPPOSITES it stands in."""
+    """word or phrase ('sold out') -> every (row, side) of _STATE_OPPOSITES it stands in."""
     index: dict[str, list[tuple[int, int]]] = {}
     for row, pair in enumerate(_STATE_OPPOSITES):
         for side, words in enumerate(pair):
             for word in words:
-                index.setdefault(word, []).append((row, side))
+                index.setdefault(word.replace("_", " "), []).append((row, side))
     return {word: tuple(states) for word, states in index.items()}
 
 
 _STATE_OF_WORD = _index_states()
+_STATE_PHRASES = {w: states for w, states in _STATE_OF_WORD.items() if " " in w}
+_PHRASE_STARTS = frozenset(w.split()[0] for w in _STATE_PHRASES)
 
 
-def find_states(words: Iterable[str]) -> frozenset[tuple[int, int]]:
-    """(row, side) of every state word among tokens, for _STATE_OPPOSITES."""
-    return frozenset(state for word in words for state in _STATE_OF_WORD.get(word, ()))
+def state_words(words: Sequence[str]) -> list[str]:
+    """The state words and phrases among tokens: ['closed'], ['sold out']."""
+    found = [word for word in words if word in _STATE_OF_WORD]
+    if not _PHRASE_STARTS.isdisjoint(words):
+        text = f" {' '.join(words)} "
+        found += [phrase for phrase in _STATE_PHRASES if f" {phrase} " in text]
+    return found
+
+
+def find_states(words: Sequence[str]) -> frozenset[tuple[int, int]]:
+    """(row, side) of every state word or phrase among tokens, for _STATE_OPPOSITES."""
+    return frozenset(state for word in state_words(words) for state in _STATE_OF_WORD[word])
 
 
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
@@ -1327,10 +1340,9 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
     for row, side in sorted(a.states):
         other = (row, 1 - side)
         if other in b.states and other not in a.states and (row, side) not in b.states:
-            words = _STATE_OPPOSITES[row]
-            seen_a = sorted(words[side] & set(tokens(" ".join(a.sentences))))
-            seen_b = sorted(words[1 - side] & set(tokens(" ".join(b.sentences))))
-            return seen_a, seen_b
+            said_a, said_b = (set(state_words(tokens(" ".join(x.sentences)))) for x in (a, b))
+            return (sorted(w for w in said_a if (row, side) in _STATE_OF_WORD[w]),
+                    sorted(w for w in said_b if other in _STATE_OF_WORD[w]))
     return None
 
 
@@ -2754,6 +2766,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("retired",), ("available",)))
+        found = self.pair("The concert is sold out.", "Tickets for the concert are still available.")   # phrases
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("sold out",), ("available",)))
+        self.assertEqual(self.pair("The product is out of stock.", "The product is in stock.").claims_a,
+                         ("out of stock",))
 
     def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
         q = "What is the rate limit?"
