@@ -215,7 +215,10 @@ def singular(word: str) -> str:
 
 @functools.cache
 def _english_stemmer() -> Any:
-    import Stemmer                                      # PyStemmer: the Snowball stemmers, in C; not for --help
+    try:
+        import Stemmer                                  # PyStemmer: the Snowball stemmers, in C; not for --help
+    except ImportError as exc:
+        raise ModelError("PyStemmer is not installed: pip install -r requirements.txt") from exc
     return Stemmer.Stemmer("english")
 
 
