@@ -3233,6 +3233,18 @@ class TestHardening(CLITestCase):
         report = ConflictReport(True, (ConflictPair("naive", "aware", "numerical", "", 0.9, (), ()),), 1)
         self.assertEqual(resolve(contexts, report).clusters[0].kept, ("naive",))   # 10:30Z is after 10:00Z
 
+    def test_missing_stemmer_is_one_clear_error(self) -> None:
+        saved = sys.modules.get("Stemmer")
+        sys.modules["Stemmer"] = None                  # as if PyStemmer were not installed
+        try:
+            with self.assertRaisesRegex(ModelError, "PyStemmer is not installed"):
+                _english_stemmer.__wrapped__()
+        finally:
+            if saved is None:
+                del sys.modules["Stemmer"]
+            else:
+                sys.modules["Stemmer"] = saved
+
     def test_model_paths_fail_clearly_without_loading(self) -> None:
         wrong = Path(self.tmp.name, "classifier")
         wrong.mkdir()
