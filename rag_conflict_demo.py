@@ -1749,6 +1749,8 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
+_EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
+_HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
@@ -1808,7 +1810,8 @@ class EmbeddingReader:
         order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
-        amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question))
+        amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
+        how_many = bool(_HOW_MANY_RE.search(question))   # a count: no sum of money or share answers it
         counted = counted_noun(question)
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
@@ -1816,7 +1819,7 @@ class EmbeddingReader:
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
             if amount:
-                found = extract_quantities(text)
+                found = [q for q in extract_quantities(text) if not (how_many and q.unit in ("$", "€", "£", "¥", "%"))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
@@ -2935,6 +2938,12 @@ class TestPipeline(unittest.TestCase):
         context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
         self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
                          "In the end the race went to Jorge Martin.")
+        context = "Acme employees earned $6.8M in bonuses. Acme has about 240 people."
+        self.assertEqual(reader.read("How many employees does Acme have?", context).text,   # a count, not money
+                         "about 240 people")
+        context = "The limit is 100 requests per minute. Requests that exceed the limit get an HTTP 429 response."
+        self.assertEqual(reader.read("What happens when requests exceed the limit?", context).text,   # no amount
+                         "Requests that exceed the limit get an HTTP 429 response.")
         context = "The Basic plan costs $5. The Pro plan has the lowest price per seat, $3."
         self.assertEqual(reader.read("Which plan has the lowest price per seat?", context).text,   # a name, not
                          "The Pro plan has the lowest price per seat, $3.")                     # a figure
