@@ -1751,6 +1751,7 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
 
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
+_NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
@@ -1819,7 +1820,7 @@ class EmbeddingReader:
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
             if amount:
-                found = [q for q in extract_quantities(text) if not (how_many and q.unit in ("$", "€", "£", "¥", "%"))]
+                found = [q for q in extract_quantities(text) if not (how_many and q.unit in _NOT_COUNTS)]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
