@@ -1604,31 +1604,30 @@ def _document_time(doc: Document) -> datetime | None:
 
 
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
-    """Recency when one document is strictly the newest: every member that a newer member contradicts
-    goes (the stale side of each contradiction), the rest are kept, the newest among them. When dates
-    cannot decide (a tie, an undated source) or a source is opinion, every member is kept.
+    """Recency pair by pair: of two members that contradict each other, the older goes (the stale side)
+    when both are dated; the rest are kept. A contradiction that dates cannot decide (a tie, an undated
+    source) and is left among the kept, or an opinion among the members, surfaces the cluster: its kept
+    members side by side.
     """
     ids = tuple(d.doc_id for d in docs)
     opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
     if opinions:
         return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
-    times = [_document_time(d) for d in docs]
-    undated = [d.doc_id for d, t in zip(docs, times) if t is None]
-    if undated:
-        return Cluster(ids, ids, (), "surface", f"undated: {', '.join(undated)}")
-    newest = max(times)
-    winners = [d.doc_id for d, t in zip(docs, times) if t == newest]
-    if len(winners) > 1:
-        return Cluster(ids, ids, (), "surface", f"tied newest date: {', '.join(winners)}")
-    time_of = dict(zip(ids, times))
-    stale = {older for p in pairs if p.a in time_of and p.b in time_of
-             for older, newer in ((p.a, p.b), (p.b, p.a)) if time_of[older] < time_of[newer]}
-    return Cluster(ids, tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale), "recency",
-                   f"newest document is strictly newer: {winners[0]}")
+    time_of = {d.doc_id: _document_time(d) for d in docs}
+    inside = [(p.a, p.b) for p in pairs if p.a in time_of and p.b in time_of]
+    stale = {older for pair in inside for older, newer in (pair, pair[::-1])
+             if time_of[older] is not None and time_of[newer] is not None and time_of[older] < time_of[newer]}
+    kept, discarded = tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale)
+    undecided = {d for a, b in inside if a not in stale and b not in stale for d in (a, b)}
+    if undecided:
+        why = ", ".join(f"{i} ({'undated' if time_of[i] is None else 'same date'})" for i in ids if i in undecided)
+        return Cluster(ids, kept, discarded, "surface", f"dates cannot decide: {why}")
+    newest = [i for i in kept if time_of[i] == max(t for t in time_of.values() if t is not None)]
+    return Cluster(ids, kept, discarded, "recency", f"newer documents contradict the rest: {', '.join(newest)}")
 
 
 def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
-    """Cluster-aware recency: per conflict cluster the newest wins; the rest pass through."""
+    """Cluster-aware recency: in each conflict cluster the stale side of every dated contradiction goes."""
     by_id = {c.document.doc_id: c for c in contexts}
     clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs)
                      for members in conflict_clusters(list(by_id), report.pairs))
@@ -1940,10 +1939,10 @@ class ConflictAwareRAG:
         text, confidence, split_answer = answer.text, answer.confidence, False
         source = next((c.document for c, (s, e) in zip(resolution.kept, spans) if s <= answer.start < e), None)
         surfaced = [c for c in resolution.clusters if c.strategy == "surface"]
-        split = next((c for c in surfaced if source is not None and source.doc_id in c.members), None)
+        split = next((c for c in surfaced if source is not None and source.doc_id in c.kept), None)
         if split is not None:                          # read each side alone and show them together
             by_id = {c.document.doc_id: c.document for c in contexts}
-            sides = [(by_id[d], self.reader.read(query, by_id[d].text)) for d in split.members]
+            sides = [(by_id[d], self.reader.read(query, by_id[d].text)) for d in split.kept]
             said: dict[Any, list[tuple[Document, Answer]]] = {}   # each distinct answer: who gives it
             for d, a in sides:
                 if a.text:
@@ -1981,8 +1980,9 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             notes.append(f"Conflict cluster resolved: kept {kept}, discarded {len(c.discarded)} "
                          f"doc(s) that a newer one contradicts: {', '.join(c.discarded)}.")
         else:
+            dropped = f"; discarded {len(c.discarded)} that a newer one contradicts: {', '.join(c.discarded)}"
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
-                         f"{', '.join(c.members)} kept side by side.")
+                         f"{', '.join(c.kept)} kept side by side{dropped if c.discarded else ''}.")
     return " ".join(notes)
 
 
@@ -2873,6 +2873,19 @@ class TestResolution(unittest.TestCase):
         undated = resolve([self.ctx("a", "2024-03-01"), self.ctx("b", "")], self.report(("a", "b")))
         for res in (tie, undated):
             self.assertEqual((res.clusters[0].strategy, res.clusters[0].discarded, len(res.kept)), ("surface", (), 2))
+
+    def test_dates_decide_the_pairs_they_can(self) -> None:
+        contexts = [self.ctx("new", "2024-01-01"), self.ctx("old", "2022-01-01"), self.ctx("web", "")]
+        # web (undated) contradicts only old, which new outdates: nothing is left to surface
+        cluster = resolve(contexts, self.report(("new", "old"), ("old", "web"))).clusters[0]
+        self.assertEqual((cluster.strategy, cluster.kept, cluster.discarded), ("recency", ("new", "web"), ("old",)))
+        # web contradicts new as well: old still goes, new and web are surfaced side by side
+        cluster = resolve(contexts, self.report(("new", "old"), ("new", "web"))).clusters[0]
+        self.assertEqual((cluster.strategy, cluster.kept, cluster.discarded), ("surface", ("new", "web"), ("old",)))
+        # two equally new documents agree with each other against an older one: recency, both kept
+        agree = [self.ctx("a", "2024-01-01"), self.ctx("b", "2024-01-01"), self.ctx("c", "2023-01-01")]
+        cluster = resolve(agree, self.report(("a", "c"), ("b", "c"))).clusters[0]
+        self.assertEqual((cluster.strategy, cluster.kept, cluster.discarded), ("recency", ("a", "b"), ("c",)))
 
     def test_opinion_forces_surface(self) -> None:
         res = resolve([self.ctx("a", "2024-03-01", kind="opinion"), self.ctx("b", "2024-04-01")],
