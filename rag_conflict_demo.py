@@ -37,7 +37,7 @@ import textwrap
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from statistics import fmean, median
@@ -1238,6 +1238,7 @@ class Question:
     initials: frozenset[str]                         # acronyms its words spell ('chief executive officer')
     subjects: frozenset[str]                         # plans, periods, labels it names (sets_apart): 'team', 'q3'
     asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
+    echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -1257,10 +1258,14 @@ def words_shared(question: Question, words: frozenset[str], spelled: Callable[[]
 
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
-    those not about another subject than it names ('the closing keynote', asked about the opening one)."""
+    those not about another subject than it names ('the closing keynote', asked about the opening one).
+    With question.echo, the sentences sharing most (two at least) of those words instead."""
     if not question.words:
         return tuple(range(len(analysed)))
-    overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
+    if question.echo:
+        overlap = [n if (n := len(question.echo & s.words)) >= 2 else 0 for s in analysed]
+    else:
+        overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
     if question.subjects:
         overlap = [n if n and not off_subject(s.about, question.subjects) else 0 for n, s in zip(overlap, analysed)]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
@@ -1440,6 +1445,13 @@ class ConflictDetector:
         question = Question.of(query)
         claims = [self._claims(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
+        lead = next((n for n, c in enumerate(claims) if c.sentences), None)
+        if lead is not None and not all(c.sentences for c in claims):
+            # A page on the best-ranked answering page's topic that shares no word with the question ('quota',
+            # asked about the 'rate limit') is read by that page's chosen words ('tier', 'requests per minute').
+            echo = replace(question, echo=claims[lead].words)
+            claims = [self._claims(x.document, echo) if not c.sentences and sims[n, lead] >= self.topic_threshold
+                      else c for n, (c, x) in enumerate(zip(claims, contexts))]
         rows, cols = np.nonzero(sims >= self.topic_threshold)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
@@ -2644,6 +2656,25 @@ class TestDetector(unittest.TestCase):
                           "The Team plan includes 50 GB of storage. Extra storage costs $2 per 10 GB.",
                           "How much storage is included?")
         self.assertEqual((found.claims_a, found.claims_b), (("100 GB",), ("50 GB",)))
+
+    def test_a_page_in_other_words_is_read_by_the_lead_pages_words(self) -> None:
+        def detect(texts: Sequence[str], vectors: Sequence[Sequence[float]], query: str) -> ConflictReport:
+            contexts = [RetrievedContext(Document(f"d{n}", f"d{n}", t, ""), 1.0) for n, t in enumerate(texts)]
+            embeddings = np.array(vectors, dtype=np.float32)
+            return ConflictDetector().detect(contexts, embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True),
+                                             query)
+        # the newer page says 'quota', never 'rate limit': read by the v1 page's words it is compared
+        api = detect(["API rate limit for the standard tier: 100 requests per minute per API key.",
+                      "With v2 the standard tier's quota increased to 500 requests per minute."],
+                     [[1, 0], [1, 0.1]], "What is the rate limit?")
+        self.assertEqual([(p.kind, p.claims_a, p.claims_b) for p in api.pairs],
+                         [("numerical", ("100 requests per minute",), ("500 requests per minute",))])
+        # pages on another topic than the lead page's are not: two handbooks' vacation days, asked about parking
+        parking = detect(["Parking is free for employees. Visitors pay $5 per day.",
+                          "Employees receive 20 days of paid vacation per year.",
+                          "Employees receive 25 days of paid vacation per year."],
+                         [[1, 0], [0, 1], [0, 1]], "How much does parking cost for visitors?")
+        self.assertEqual(parking.pairs, ())
 
     def test_same_value_written_differently_is_no_conflict(self) -> None:
         self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
