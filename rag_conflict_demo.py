@@ -628,6 +628,9 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
     r"|size|figure|value|temperature|distance)s?\b", re.I)
+_HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
+_NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
+_WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
                             r"|sort|can|could|should|would|will)\b)(?P<noun>[a-z]+) [a-z]", re.I)  # 'what database...'
@@ -1228,6 +1231,7 @@ class DocClaims:
 
 
 _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
+_CAPITALISED_RE = re.compile(r"(?<=\s)[A-Z][\w'’-]*")   # not the first word
 
 
 @dataclass(frozen=True)
@@ -1238,14 +1242,29 @@ class Question:
     initials: frozenset[str]                         # acronyms its words spell ('chief executive officer')
     subjects: frozenset[str]                         # plans, periods, labels it names (sets_apart): 'team', 'q3'
     asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
+    named: frozenset[str]                            # stems of the words it capitalises: the subject ('Acme')
+    counts: bool                                     # 'how many ...': no sum of money or share answers it
+    place: bool                                      # 'where ...', 'what is its address': no figure answers it
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
     def of(cls, query: str | None) -> Question:
         if not query:
-            return cls(frozenset(), frozenset(), frozenset(), frozenset(), "")
+            return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), False, False)
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
-                   initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query))
+                   initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
+                   content_words(" ".join(_CAPITALISED_RE.findall(query))),
+                   bool(_HOW_MANY_RE.search(query)), bool(_WHERE_QUESTION_RE.search(query)))
+
+    def on_what_is_asked(self, words: frozenset[str]) -> bool:
+        """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
+        'Acme restated its revenue' says nothing on 'Where is Acme headquartered?'."""
+        asked = self.words - self.named
+        return not asked or not asked.isdisjoint(words)
+
+    def takes(self, q: Quantity) -> bool:
+        """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
+        return not (self.place or (self.counts and q.unit in _NOT_COUNTS))
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
@@ -1284,13 +1303,14 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         for q, qual in sentence.figures + asked:
-            if off_subject(qual, subjects):
+            if off_subject(qual, subjects) or not question.takes(q):
                 continue                               # the Starter plan's price, asked about the Team plan
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
             if q.hedge or _is_range(q):
                 loose.setdefault(q.unit, []).append((q, qual))
-    signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen))
+    signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
+                                                                  if question.on_what_is_asked(s.words)))
                         if content_words(signal).isdisjoint(query_words))   # 'Can therapy reverse aging?'
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
@@ -1761,8 +1781,6 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
 
 
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
-_HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
-_NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
@@ -2675,6 +2693,20 @@ class TestDetector(unittest.TestCase):
                           "Employees receive 25 days of paid vacation per year."],
                          [[1, 0], [0, 1], [0, 1]], "How much does parking cost for visitors?")
         self.assertEqual(parking.pairs, ())
+
+    def test_only_claims_that_can_answer_the_question(self) -> None:
+        old, new = "Acme, based in Denver, had revenue of $4.2M.", "Acme, based in Denver, had revenue of $6.8M."
+        self.assertEqual(self.pair(old, new, "What was Acme's revenue?").kind, "numerical")
+        self.assertIsNone(self.pair(old, new, "Where is Acme based?"))   # no figure says where
+        self.assertIsNone(self.pair("Acme has 240 employees and revenue of $4.2M.",
+                                    "Acme has 240 employees and revenue of $6.8M.",
+                                    "How many employees does Acme have?"))   # money counts no one
+        self.assertEqual(self.pair("Acme has 240 employees.", "Acme has 310 employees.",
+                                   "How many employees does Acme have?").kind, "numerical")
+        # a revision word in a sentence that only names the question's subject says nothing on what is asked
+        old, new = "Acme Corp reported its revenue.", "Acme Corp has restated its revenue."
+        self.assertEqual(self.pair(old, new, "What was Acme's revenue?").kind, "signal")
+        self.assertIsNone(self.pair(old, new, "Where is Acme headquartered?"))
 
     def test_same_value_written_differently_is_no_conflict(self) -> None:
         self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4,200,000."))
