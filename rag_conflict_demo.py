@@ -365,10 +365,11 @@ _WRITTEN_RE = re.compile(r"\d[\d,\u00a0\u202f ]*(?:\.\d+)?")
 def agree(x: Quantity, y: Quantity) -> bool:
     """Two figures of one unit that can both be true: equal, or within what a hedge or a range allows
     ('about 5,000' and '5,012'; 'over 600' and '657'; '3-5 days' and '4 days'). Two figures hedged
-    alike state a threshold each ('at least 8' against 'at least 12'): equal only. Versions: equal only."""
+    alike state a threshold each ('at least 8' against 'at least 12'), two ranges a spread each ('3-5
+    days' against '5-7 days'): equal only. Versions: equal only."""
     if x.key == y.key:
         return True
-    if x.unit == "version" or (x.hedge == y.hedge and not (_is_range(x) or _is_range(y))):
+    if x.unit == "version" or (x.hedge == y.hedge and (_is_range(x) == _is_range(y))):
         return False
     (x_low, x_high), (y_low, y_high) = _allowed(x), _allowed(y)
     return x_low <= y_high and y_low <= x_high
@@ -727,18 +728,29 @@ _STATE_PHRASES = {w: states for w, states in _STATE_OF_WORD.items() if " " in w}
 _PHRASE_WORDS = frozenset(max(w.split(), key=len) for w in _STATE_PHRASES)   # 'stock': checked first, fast
 
 
-def state_words(words: Sequence[str]) -> list[str]:
-    """The state words and phrases among tokens: ['closed'], ['sold out']."""
-    found = [word for word in words if word in _STATE_OF_WORD]
+_STATE_NEGATIONS = frozenset("not no never cannot can't won't isn't aren't wasn't weren't doesn't don't".split())
+
+
+def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """The state words and phrases among tokens, as written, each with its (row, side) of _STATE_OPPOSITES;
+    a word up to two after a negation takes the other side: {'closed': ..., 'no longer supported': ...}."""
+    found = {}
+    for n, word in enumerate(words):
+        if word in _STATE_OF_WORD:
+            negated = [i for i in range(max(0, n - 2), n) if words[i] in _STATE_NEGATIONS]
+            if negated:                                # 'not allowed' is prohibited, 'no longer open' closed
+                found[" ".join(words[negated[0]:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
+            else:
+                found[word] = _STATE_OF_WORD[word]
     if not _PHRASE_WORDS.isdisjoint(words):
         text = f" {' '.join(words)} "
-        found += [phrase for phrase in _STATE_PHRASES if f" {phrase} " in text]
+        found.update((phrase, states) for phrase, states in _STATE_PHRASES.items() if f" {phrase} " in text)
     return found
 
 
 def find_states(words: Sequence[str]) -> frozenset[tuple[int, int]]:
     """(row, side) of every state word or phrase among tokens, for _STATE_OPPOSITES."""
-    return frozenset(state for word in state_words(words) for state in _STATE_OF_WORD[word])
+    return frozenset(state for states in state_words(words).values() for state in states)
 
 
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
@@ -1368,9 +1380,9 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
     for row, side in sorted(a.states):
         other = (row, 1 - side)
         if other in b.states and other not in a.states and (row, side) not in b.states:
-            said_a, said_b = (set(state_words(tokens(" ".join(x.sentences)))) for x in (a, b))
-            return (sorted(w for w in said_a if (row, side) in _STATE_OF_WORD[w]),
-                    sorted(w for w in said_b if other in _STATE_OF_WORD[w]))
+            said_a, said_b = (state_words(tokens(" ".join(x.sentences))) for x in (a, b))
+            return (sorted(w for w, states in said_a.items() if (row, side) in states),
+                    sorted(w for w, states in said_b.items() if other in states))
     return None
 
 
@@ -1385,8 +1397,9 @@ def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
     negation the other lacks while both otherwise say much the same (half their content words shared);
-    not when their figures are about different subjects, nor when one side says nothing about the question."""
-    if not (a.sentences and b.sentences) or _other_subjects(a, b):
+    not when their figures are about different subjects, nor when one side says nothing about the question,
+    nor when both are in the same states ('no longer open' and 'closed': the revision is what both say)."""
+    if not (a.sentences and b.sentences) or _other_subjects(a, b) or (a.states and a.states == b.states):
         return False
     if a.signals.isdisjoint(_REVISION_TOKENS) != b.signals.isdisjoint(_REVISION_TOKENS):
         return True
@@ -2729,7 +2742,8 @@ class TestDetector(unittest.TestCase):
                     ("Acme has over 660 stores.", "Acme has 657 stores."),
                     ("Up to 10 users can join.", "25 users can join."),
                     ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."),
-                    ("Over 30 countries allow it, 32 countries by one count.", "38 countries allow it."))
+                    ("Over 30 countries allow it, 32 countries by one count.", "38 countries allow it."),
+                    ("Standard shipping takes 3-5 business days.", "Standard shipping takes 5-7 business days."))
         for text_a, text_b in clashing:
             self.assertIsNotNone(self.pair(text_a, text_b), text_a)
 
@@ -2840,6 +2854,14 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("sold out",), ("available",)))
         self.assertEqual(self.pair("The product is out of stock.", "The product is in stock.").claims_a,
                          ("out of stock",))
+        # a negation up to two words before a state word takes the opposite state (the sentences share
+        # too few words for the negation signal): allowed against 'not allowed'
+        found = self.pair("Dogs are allowed in the office on Fridays if they are house-trained.",
+                          "Dogs are not allowed in the office any more, following complaints from allergic staff.")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("allowed",), ("not allowed",)))
+        self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
+                                    "The east wing is closed to visitors.", "Is the east wing open?"))
+        self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
 
     def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
         q = "What is the rate limit?"
