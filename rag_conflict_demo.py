@@ -1273,7 +1273,7 @@ class Question:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
         'Acme restated its revenue' says nothing on 'Where is Acme headquartered?'."""
         asked = self.words - self.named
-        return not asked or not asked.isdisjoint(words)
+        return not (self.named and asked) or not asked.isdisjoint(words)
 
     def takes(self, q: Quantity) -> bool:
         """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
@@ -1291,7 +1291,10 @@ def words_shared(question: Question, words: frozenset[str], spelled: Callable[[]
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
     those not about another subject than it names ('the closing keynote', asked about the opening one).
-    With question.echo, the sentences sharing most (two at least) of those words instead."""
+    With question.echo, the sentences sharing most (two at least) of those words instead. When only one
+    sentence shares any, the one beside it (before, else after) too if it holds a revision word or a
+    state: a change is often told next to what it changes ('Employees are no longer required to keep an
+    in-office schedule. Staff may work fully remote.')."""
     if not question.words:
         return tuple(range(len(analysed)))
     if question.echo:
@@ -1301,6 +1304,12 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     if question.subjects:
         overlap = [n if n and not off_subject(s.about, question.subjects) else 0 for n, s in zip(overlap, analysed)]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
+    if len(ranked) == 1 < keep and len(analysed) > 1:
+        beside = ranked[0] - 1 if ranked[0] else 1
+        s = analysed[beside]
+        if ((s.states or not s.signals.isdisjoint(_REVISION_TOKENS))
+                and not (question.subjects and off_subject(s.about, question.subjects))):
+            ranked.append(beside)
     return tuple(sorted(ranked[:keep]))
 
 
@@ -2721,6 +2730,13 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair("Acme has 240 employees.", "Acme has 310 employees.",
                                    "How many employees does Acme have?").kind, "numerical")
         # a revision word in a sentence that only names the question's subject says nothing on what is asked
+        # the sentence beside the only one on the question, when it tells a change
+        old = "Remote work policy: every employee must work from the office three days a week."
+        new = ("Effective November 15, employees are no longer required to keep a fixed in-office schedule. "
+               "Staff may work fully remote.")
+        self.assertEqual(self.pair(old, new, "What is the remote work policy?").kind, "signal")
+        self.assertIsNone(self.pair(old, "Office hours are 9 to 5. Staff may work fully remote.",
+                                    "What is the remote work policy?"))
         old, new = "Acme Corp reported its revenue.", "Acme Corp has restated its revenue."
         self.assertEqual(self.pair(old, new, "What was Acme's revenue?").kind, "signal")
         self.assertIsNone(self.pair(old, new, "Where is Acme headquartered?"))
