@@ -1227,6 +1227,25 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     return tuple(analysed)
 
 
+_CHANGE_WORDS = frozenset(w.split()[0] for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))   # where a state or
+                                                                                    # a revision starts
+
+
+def change_subjects(sentence: str) -> frozenset[str]:
+    """What the sentence's state and revision words are about: the subjects that set facts apart
+    (sets_apart: plans, audiences, labels) and the weekdays among the 8 words before and 3 after each,
+    not periods, which tell when a state held ('open in 2022', 'closed since 2024'), nor names, which may
+    be who says it ('Analyst Smith rates it a buy'): 'The Basic plan was retired' -> {'basic'}."""
+    words = tokens(sentence)
+    found: set[str] = set()
+    for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
+        near = words[max(0, at - 8):at + 4]
+        found |= {singular(w) for w in near} & _WEEKDAYS.keys()
+        found |= {q for q in sets_apart(qualifiers(" ".join(near), proper=False))
+                  if subject_kind(q) not in ("year", "fy", "quarter")}
+    return frozenset(found)
+
+
 @dataclass(frozen=True, eq=False)
 class DocClaims:
     """What one document says about the query: its most relevant sentences' claims, merged."""
@@ -1241,6 +1260,11 @@ class DocClaims:
     names: frozenset[str]                            # for who/which/where questions, else empty
                                                      # (figures hold dates and times for 'when' questions)
     words: frozenset[str]                            # content words, signal words left out
+
+    @functools.cached_property
+    def subjects(self) -> frozenset[str]:
+        """What its sentences' states and revisions are about (change_subjects; made when a pair needs it)."""
+        return frozenset().union(*map(change_subjects, self.sentences))
 
 
 _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
@@ -1386,10 +1410,13 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
 
 
 def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """One side in a state (retired, prohibited, closed...) and the other in its opposite."""
+    """One side in a state (retired, prohibited, closed...) and the other in its opposite, unless the two
+    are about different subjects ('open Monday to Saturday', 'closed on Sundays')."""
     for row, side in sorted(a.states):
         other = (row, 1 - side)
         if other in b.states and other not in a.states and (row, side) not in b.states:
+            if _complementary(a.subjects, b.subjects):
+                continue
             said_a, said_b = (state_words(tokens(" ".join(x.sentences))) for x in (a, b))
             return (sorted(w for w, states in said_a.items() if (row, side) in states),
                     sorted(w for w, states in said_b.items() if other in states))
@@ -1407,10 +1434,13 @@ def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
     negation the other lacks while both otherwise say much the same (half their content words shared);
-    not when their figures are about different subjects, nor when one side says nothing about the question,
-    nor when both are in the same states ('no longer open' and 'closed': the revision is what both say)."""
+    not when their figures or sentences are about different subjects, nor when one side says nothing about
+    the question, nor when both are in the same states ('no longer open' and 'closed': the revision is what
+    both say)."""
     if not (a.sentences and b.sentences) or _other_subjects(a, b) or (a.states and a.states == b.states):
         return False
+    if _complementary(a.subjects, b.subjects):
+        return False                                   # 'the Basic plan was retired', 'the Pro plan is offered'
     if a.signals.isdisjoint(_REVISION_TOKENS) != b.signals.isdisjoint(_REVISION_TOKENS):
         return True
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
@@ -2882,6 +2912,11 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
+        # states of other subjects (days, plans) are no conflict; a state of another period is
+        self.assertIsNone(self.pair("The office is open Monday to Saturday.", "The office is closed on Sundays."))
+        self.assertIsNone(self.pair("The Basic plan was retired.", "The Pro plan is available to all."))
+        self.assertEqual(self.pair("The store was open in 2022.", "The store has been closed since 2024.").kind,
+                         "state")
 
     def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
         q = "What is the rate limit?"
