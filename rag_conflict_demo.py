@@ -794,7 +794,9 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
-        found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence) if not _PERIOD_RE.fullmatch(m.group()))
+        found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
+                     if not _PERIOD_RE.fullmatch(m.group())
+                     and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     return frozenset(found | label_keys(sentence, words))
 
 
@@ -2799,6 +2801,11 @@ class TestDetector(unittest.TestCase):
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
+        self.assertIsNone(self.pair("Shipping to Canada takes 5-7 days.", "Shipping within the US takes 2-3 days."))
+        # a capitalised common word after a colon is no place or name: 'A: You can use...'
+        self.assertEqual(self.pair("A: You can use up to 3 devices at the same time.",
+                                   "A: Up to 5 devices can be used at once.", "How many devices can I use?").kind,
+                         "numerical")
         self.assertIsNone(self.pair("Revenue in Q1 was $3M.", "Revenue in Q2 was $4M."))
         # tiers, sizes, editions, audiences: lower-case words that name another subject
         self.assertIsNone(self.pair("The free plan allows 100 requests per minute.",
