@@ -1705,9 +1705,10 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
     stale = {older for pair in inside for older, newer in (pair, pair[::-1])
              if time_of[older] is not None and time_of[newer] is not None and time_of[older] < time_of[newer]}
     kept, discarded = tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale)
-    undecided = {d for a, b in inside if a not in stale and b not in stale for d in (a, b)}
+    undecided = [(a, b) for a, b in inside if a not in stale and b not in stale]
     if undecided:
-        why = ", ".join(f"{i} ({'undated' if time_of[i] is None else 'same date'})" for i in ids if i in undecided)
+        why = "; ".join(f"{a} vs {b} ({'undated' if None in (time_of[a], time_of[b]) else 'same date'})"
+                        for a, b in undecided)
         return Cluster(ids, kept, discarded, "surface", f"dates cannot decide: {why}")
     newest = [i for i in kept if time_of[i] == max(t for t in time_of.values() if t is not None)]
     return Cluster(ids, kept, discarded, "recency", f"newer documents contradict the rest: {', '.join(newest)}")
@@ -1837,6 +1838,7 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
 
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
+_NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
 
@@ -1900,6 +1902,7 @@ class EmbeddingReader:
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
         how_many = bool(_HOW_MANY_RE.search(question))   # a count: no sum of money or share answers it
         counted = counted_noun(question)
+        named = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
@@ -1907,7 +1910,8 @@ class EmbeddingReader:
             text = context[s:e]
             if amount:
                 found = [q for q in extract_quantities(text) if not (how_many and q.unit in _NOT_COUNTS)
-                         and not off_subject(figure_qualifiers(text, q), asked.subjects)]
+                         and not off_subject(figure_qualifiers(text, q), asked.subjects)
+                         and named.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
@@ -3029,6 +3033,7 @@ class TestResolution(unittest.TestCase):
         # web contradicts new as well: old still goes, new and web are surfaced side by side
         cluster = resolve(contexts, self.report(("new", "old"), ("new", "web"))).clusters[0]
         self.assertEqual((cluster.strategy, cluster.kept, cluster.discarded), ("surface", ("new", "web"), ("old",)))
+        self.assertEqual(cluster.note, "dates cannot decide: new vs web (undated)")
         # two equally new documents agree with each other against an older one: recency, both kept
         agree = [self.ctx("a", "2024-01-01"), self.ctx("b", "2024-01-01"), self.ctx("c", "2023-01-01")]
         cluster = resolve(agree, self.report(("a", "c"), ("b", "c"))).clusters[0]
@@ -3120,6 +3125,8 @@ class TestPipeline(unittest.TestCase):
                          "The Enterprise plan guarantees 99.99%.")
         context = "Uptime guaranteed: 99.5% on the Business plan, 99.99% on the Enterprise plan."
         self.assertEqual(reader.read("How much uptime does the Enterprise plan guarantee?", context).text, "99.99%")
+        context = "The Widget 3000 battery lasts 12 hours."   # a number the question names is no answer
+        self.assertEqual(reader.read("How long does the Widget 3000 battery last?", context).text, "12 hours")
         context = "The fall semester starts on September 2, 2024. Spring classes begin in January."
         self.assertEqual(reader.read("When does the spring semester start?", context).text,
                          "Spring classes begin in January.")
