@@ -350,7 +350,8 @@ class Quantity:
     end: int = -1
     key: ValueKey = 0.0             # value to 6 significant digits (a range: low, high): equal claims
                                     # written differently match
-    hedge: str = ""                 # '~' about, '>' over / at least, '<' under / up to: see agree()
+    hedge: str = ""                 # '~' about, '>' over / at least, '<' under / up to; 'y' a date, month or
+                                    # quarter without its year: see agree()
 
 
 _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|roughly|nearly|almost|some|circa"
@@ -369,6 +370,8 @@ def agree(x: Quantity, y: Quantity) -> bool:
     days' against '5-7 days'): equal only. Versions: equal only."""
     if x.key == y.key:
         return True
+    if "y" in (x.hedge, y.hedge):                     # 'May 5' agrees with May 5 of any year
+        return x.value == y.value
     if x.unit == "version" or (x.hedge == y.hedge and (_is_range(x) == _is_range(y))):
         return False
     (x_low, x_high), (y_low, y_high) = _allowed(x), _allowed(y)
@@ -528,11 +531,12 @@ def _month_day(m: re.Match[str]) -> float | None:
 
 
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
-    """Calendar dates (as month * 100 + day: the year is left out, so 'May 5' and 'May 5, 2024' agree),
-    clock times (minutes after midnight), weekdays, months and quarters named alone, and years on their own.
+    """Calendar dates (as month * 100 + day), clock times (minutes after midnight), weekdays, months and
+    quarters named alone, and years on their own. A date, month or quarter keys its year when it has one;
+    without one it is hedged 'y' and agrees with that day in any year ('May 5' and 'May 5, 2024').
 
-    >>> [(q.unit, q.value) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
-    [('time', 1170.0), ('date', 505.0), ('date', 506.0)]
+    >>> [(q.unit, q.value, q.key) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
+    [('time', 1170.0, 1170.0), ('date', 505.0, 20240505.0), ('date', 506.0, 20240506.0)]
     >>> [(q.unit, q.value) for q in extract_moments("Founded in 1998 (not $1998 or 2.5% in 2001-2003).")]
     [('year', 1998.0)]
     >>> [(q.unit, q.value) for q in extract_moments("You may ship on Friday, in June 2025 or in Q3.")]
@@ -547,7 +551,12 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
                        else ("month", float(_MONTHS[month.lower()])) if month
                        else ("quarter", float(quarter)) if quarter
                        else ("date", _month_day(m)))
-        if value is not None:
+        if value is not None and unit in ("date", "month", "quarter"):
+            year = re.search(r"(?<!\d)\d{4}(?!\d)", m.group())   # the match's only four digits
+            scale = {"date": 10_000, "month": 100, "quarter": 10}[unit]
+            found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(),
+                                  float(year.group()) * scale + value if year else value, "" if year else "y"))
+        elif value is not None:
             found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
     found += [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
               for m in _YEAR_RE.finditer(_blanked(text, calendar))]   # a year inside a date is that date's
@@ -1317,7 +1326,8 @@ def words_shared(question: Question, words: frozenset[str], spelled: Callable[[]
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
     those not about another subject than it names ('the closing keynote', asked about the opening one).
-    With question.echo, the sentences sharing most (two at least) of those words instead. When only one
+    A question in the text ('When did the Browns last make the playoffs?') claims nothing and is never
+    chosen. With question.echo, the sentences sharing most (two at least) of those words instead. When only one
     sentence shares any, the one beside it (before, else after) too if it holds a revision word or a
     state: a change is often told next to what it changes ('Employees are no longer required to keep an
     in-office schedule. Staff may work fully remote.')."""
@@ -1327,6 +1337,7 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
         overlap = [n if (n := len(question.echo & s.words)) >= 2 else 0 for s in analysed]
     else:
         overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
+    overlap = [0 if s.text.rstrip().endswith("?") else n for n, s in zip(overlap, analysed)]   # asks, claims nothing
     if question.subjects:
         overlap = [n if n and not off_subject(s.about, question.subjects) else 0 for n, s in zip(overlap, analysed)]
     ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
@@ -2766,6 +2777,11 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair("Acme has 240 employees.", "Acme has 310 employees.",
                                    "How many employees does Acme have?").kind, "numerical")
         # a revision word in a sentence that only names the question's subject says nothing on what is asked
+        # a question in a document claims nothing: the FAQ's answer is compared, not its two questions
+        faq = ("When did the Browns last make the playoffs? Did the Browns make the playoffs this year? "
+               "They last made the playoffs in January 2021.")
+        self.assertEqual(self.pair(faq, "The Browns last made the playoffs in January 2024.",
+                                   "When did the Browns last make the playoffs?").claims_a, ("January 2021",))
         # the sentence beside the only one on the question, when it tells a change
         old = "Remote work policy: every employee must work from the office three days a week."
         new = ("Effective November 15, employees are no longer required to keep a fixed in-office schedule. "
@@ -2851,6 +2867,13 @@ class TestDetector(unittest.TestCase):
                                        "When is the meeting?"))
         self.assertIsNotNone(self.pair("The launch is planned for March.", "The launch was postponed to June.",
                                        "When is the launch?"))
+        # a year written on both sides must agree; a side without one allows any year
+        found = self.pair("The launch is planned for March 2024.", "The launch is planned for March 2025.",
+                          "When is the launch?")
+        self.assertEqual((found.claims_a, found.claims_b), (("March 2024",), ("March 2025",)))
+        self.assertIsNotNone(self.pair("The deadline is May 5, 2024.", "The deadline is 2025-05-05.", when))
+        self.assertIsNone(self.pair("The launch is planned for March.", "The launch is planned for March 2025.",
+                                    "When is the launch?"))
         latest = "What is the latest version?"          # versions are claims when a version is asked
         found = self.pair("The latest version is 2.3.1.", "The latest version is 2.4.0.", latest)
         self.assertEqual((found.claims_a, found.claims_b), (("2.3.1",), ("2.4.0",)))
