@@ -530,6 +530,9 @@ def _month_day(m: re.Match[str]) -> float | None:
     return 100.0 * month + day if 1 <= month <= 12 and 1 <= day <= days_in_month[month - 1] else None
 
 
+_FOUR_DIGITS_RE = re.compile(r"(?<!\d)\d{4}(?!\d)")
+
+
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Calendar dates (as month * 100 + day), clock times (minutes after midnight), weekdays, months and
     quarters named alone, and years on their own. A date, month or quarter keys its year when it has one;
@@ -552,7 +555,7 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
                        else ("quarter", float(quarter)) if quarter
                        else ("date", _month_day(m)))
         if value is not None and unit in ("date", "month", "quarter"):
-            year = re.search(r"(?<!\d)\d{4}(?!\d)", m.group())   # the match's only four digits
+            year = _FOUR_DIGITS_RE.search(m.group())     # a date match's only four digits are its year
             scale = {"date": 10_000, "month": 100, "quarter": 10}[unit]
             found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(),
                                   float(year.group()) * scale + value if year else value, "" if year else "y"))
@@ -1238,8 +1241,8 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     return tuple(analysed)
 
 
-_CHANGE_WORDS = frozenset(w.split()[0] for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))   # where a state or
-                                                                                    # a revision starts
+# the words a state or a revision starts with ('sold' of 'sold out', 'no' of 'no longer')
+_CHANGE_WORDS = frozenset(w.split()[0] for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))
 
 
 def change_subjects(sentence: str) -> frozenset[str]:
@@ -1327,10 +1330,10 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
     those not about another subject than it names ('the closing keynote', asked about the opening one).
     A question in the text ('When did the Browns last make the playoffs?') claims nothing and is never
-    chosen. With question.echo, the sentences sharing most (two at least) of those words instead. When only one
-    sentence shares any, the one beside it (before, else after) too if it holds a revision word or a
-    state: a change is often told next to what it changes ('Employees are no longer required to keep an
-    in-office schedule. Staff may work fully remote.')."""
+    chosen. With question.echo, the sentences sharing most (two at least) of those words instead. When
+    only one sentence shares any, the one beside it (before, else after) too if it holds a revision word
+    or a state: a change is often told next to what it changes ('Employees are no longer required to keep
+    an in-office schedule. Staff may work fully remote.')."""
     if not question.words:
         return tuple(range(len(analysed)))
     if question.echo:
