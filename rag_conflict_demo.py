@@ -261,6 +261,16 @@ _YEAR = r"(?:1[5-9]|20)\d{2}"                           # 1500-2099
 _YEAR_RE = re.compile(rf"(?<![\w$€£¥.,\-−/]){_YEAR}(?!\w|[%\-−/]|[.,]\d|\s?percent)")   # a year on its own
 _SECONDS_PER = {"ms": 0.001, "s": 1, "second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600,
                 "h": 3600, "day": 86400, "week": 604800, "month": 2629800, "year": 31557600}   # a month: 1/12 year
+# Metric units of length, mass and volume compare in one base unit each: '1.2 km' and '1,200 metres'
+# agree. Not other systems, which texts convert rounded ('6 feet (1.8 m)'), nor data sizes ('2 GB' is
+# 2,000 or 2,048 MB, as the writer counts): those compare only with their own unit.
+_MEASURES = {unit: (base, factor) for base, units in (
+    ("metre", {"mm": 0.001, "millimetre": 0.001, "millimeter": 0.001, "cm": 0.01, "centimetre": 0.01,
+               "centimeter": 0.01, "m": 1, "metre": 1, "meter": 1, "km": 1000, "kilometre": 1000, "kilometer": 1000}),
+    ("gram", {"mg": 0.001, "milligram": 0.001, "g": 1, "gram": 1, "kg": 1000, "kgs": 1000, "kilogram": 1000,
+              "tonne": 1_000_000}),
+    ("litre", {"ml": 0.001, "millilitre": 0.001, "milliliter": 0.001, "cl": 0.01, "l": 1, "litre": 1, "liter": 1}),
+) for unit, factor in units.items()}
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
@@ -492,6 +502,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                 end = noun.end()
         else:
             end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))  # -1: no match
+        if unit_key in _MEASURES and not takes_rate:    # '1.2 km' is 1,200 metres
+            unit_key, factor = _MEASURES[unit_key]
+            value, high = value * factor, None if high is None else high * factor
         seconds = 0.0
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
             seconds = _SECONDS_PER[unit_key]
@@ -591,13 +604,13 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 # Words that say an earlier statement no longer holds. Words that only mark time or a change of amount
 # ('now', 'updated', 'previously', 'increased') are not among them: web pages use them everywhere, and a
 # changed amount shows as a numerical conflict anyway (on the CONFLICTS file they fired 9 false alarms
-# for 2 real conflicts).
+# for 2 real conflicts). The last line are ends of life: 'API keys are deprecated' against 'uses API keys'.
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
                               "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing",
                               "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
                               "moved", "relocated", "rescheduled", "renamed",
                               "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
-                              "repealed"})   # an end of life: 'API keys are deprecated' against 'uses API keys'
+                              "repealed", "dropped support", "ended support"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
 # Each row: words for one state, words for its opposite (a phrase joined by '_'). A claim in one column
@@ -2804,6 +2817,11 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Logs are kept for 90 days.", "Logs are kept for three months."))  # months
         self.assertIsNone(self.pair("Logs are kept for 6 months.", "Logs are kept for 180 days."))   # vary
         self.assertIsNotNone(self.pair("Logs are kept for 90 days.", "Logs are kept for 12 weeks."))
+        self.assertIsNone(self.pair("The bridge is 1.2 km long.", "The bridge is 1,200 metres long."))   # metric
+        self.assertIsNone(self.pair("The bottle holds 500 ml.", "The bottle holds 0.5 litres."))
+        self.assertEqual(self.pair("The bridge is 1.2 km long.", "The bridge is 900 metres long.").claims_b,
+                         ("900 metres",))
+        self.assertIsNotNone(self.pair("The tank holds 50 l.", "The tank holds 60 liters."))
 
     def test_hedged_figures_and_ranges_allow_what_they_say(self) -> None:
         allowed = (("Acme has about 5,000 customers.", "Acme has 5,012 customers."),
@@ -2949,6 +2967,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
+        self.assertEqual(self.pair("The service supports Python 3.8.",
+                                   "The service dropped support for Python 3.8.").kind, "signal")   # end of life
         # states of other subjects (days, plans) are no conflict; a state of another period is
         self.assertIsNone(self.pair("The office is open Monday to Saturday.", "The office is closed on Sundays."))
         self.assertIsNone(self.pair("The Basic plan was retired.", "The Pro plan is available to all."))
