@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import itertools
 import json
 import logging
 import math
@@ -1915,15 +1916,17 @@ class EmbeddingReader:
     def read(self, question: str, context: str) -> Answer:
         asked = Question.of(question)
         query_words = asked.words
-        spans = [(s, e) for s, e in candidate_spans(context)   # not the Business plan's, asked the Enterprise's
-                 if not (asked.subjects and off_subject(sets_apart(qualifiers(context[s:e], proper=False)),
-                                                        asked.subjects))]
+        spans = candidate_spans(context)
         overlap = []
         for s, e in spans:
             words = tokens(context[s:e])
             shared = words_shared(asked, content_words(words), lambda w=words: initials(w))
             overlap.append(min(len(query_words), shared))
-        order = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))[:READER_MAX_CANDIDATES]
+        ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
+        if asked.subjects:                             # not the Business plan's, asked the Enterprise's
+            ranked = (i for i in ranked if not off_subject(sets_apart(qualifiers(context[slice(*spans[i])],
+                                                                                 proper=False)), asked.subjects))
+        order = list(itertools.islice(ranked, READER_MAX_CANDIDATES))   # checked best first, as far as needed
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
