@@ -5,9 +5,9 @@ A retrieval-augmented QA pipeline hands its reader every retrieved document. Whe
 contradict each other (a restated figure, a reversed policy, a raised limit) the reader picks one,
 often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
 and the reader: it detects contradicting pairs among the retrieved documents (reusing the
-retriever's embeddings), groups them into clusters, keeps the newest document of each cluster when
-the dates decide it (dropping only the documents that a newer one contradicts), and otherwise shows
-the claims side by side. Every mode runs on a CPU.
+retriever's embeddings), groups them into clusters, drops the older side of every contradiction
+that dates decide (only the documents that a newer one contradicts), and shows the claims side by
+side where they cannot. Every mode runs on a CPU.
 
 Usage:
     $ python rag_conflict_demo.py                      # three scenarios, NAIVE vs RESOLVED panels
