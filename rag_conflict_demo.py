@@ -1871,10 +1871,15 @@ _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
 
+_PERSONS = content_words("people persons employees staff workers members residents inhabitants")
+
+
 def counted_noun(question: str) -> frozenset[str]:
-    """What a how-many / how-much question counts: 'How many employees...' -> {'employee'}."""
+    """What a how-many / how-much question counts: 'How many employees...' -> {'employee'}; people are
+    counted by any word for persons ('120 employees' answers 'How many people work here?')."""
     m = _COUNTED_RE.search(question)
-    return content_words(m.group(1)) if m else frozenset()
+    counted = content_words(m.group(1)) if m else frozenset()
+    return counted | _PERSONS if counted & _PERSONS else counted
 
 
 def _counts(q: Quantity, counted: frozenset[str]) -> bool:
@@ -1882,12 +1887,24 @@ def _counts(q: Quantity, counted: frozenset[str]) -> bool:
     return bool(content_words(q.unit) & counted)
 
 
-def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str]) -> tuple[bool, int, bool]:
+_BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
+
+
+def asked_bound(question: str) -> str:
+    """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
+    years'), '<' for a maximum ('up to 5 devices'), else ''."""
+    m = _BOUND_QUESTION_RE.search(question)
+    return "" if m is None else ">" if m["low"] else "<"
+
+
+def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str],
+                 bound: str = "") -> tuple[bool, bool, int, bool]:
     """Which figure of a sentence answers an amount question, lowest first: one of what the question
-    counts, then the one fewest words from a question word (hits: their word positions), then one
-    with a unit."""
+    counts, then one stating the bound it asks (asked_bound), then the one fewest words from a question
+    word (hits: their word positions), then one with a unit."""
     at = len(text[:q.start].split())                   # the figure's word position
-    return not _counts(q, counted), min((abs(i - at) for i in hits), default=len(text)), not q.unit
+    return (not _counts(q, counted), bool(bound) and q.hedge != bound,
+            min((abs(i - at) for i in hits), default=len(text)), not q.unit)
 
 
 class EmbeddingReader:
@@ -1932,7 +1949,7 @@ class EmbeddingReader:
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
         how_many = bool(_HOW_MANY_RE.search(question))   # a count: no sum of money or share answers it
-        counted = counted_noun(question)
+        counted, bound = counted_noun(question), asked_bound(question)
         named = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
@@ -1945,7 +1962,7 @@ class EmbeddingReader:
                          and named.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
-                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted))
+                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted, bound))
                     answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
@@ -3174,6 +3191,12 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("What uptime does the Enterprise plan guarantee?", context).text, "99.99%")
         context = "Uptime guaranteed: 99.5% on the Business plan, 99.99% on the Enterprise plan."
         self.assertEqual(reader.read("How much uptime does the Enterprise plan guarantee?", context).text, "99.99%")
+        context = "Our engineering team grew to 45 people this year. The Berlin office has 120 employees."
+        self.assertEqual(reader.read("How many people work in the Berlin office?", context).text,
+                         "120 employees")                                  # employees are people
+        context = "You must be at least 16 years old to open an account; users under 18 need a parent's consent."
+        self.assertEqual(reader.read("What is the minimum age to open an account?", context).text,
+                         "at least 16 years")                              # the bound asked for
         context = "The Widget 3000 battery lasts 12 hours."   # a number the question names is no answer
         self.assertEqual(reader.read("How long does the Widget 3000 battery last?", context).text, "12 hours")
         context = "The fall semester starts on September 2, 2024. Spring classes begin in January."
