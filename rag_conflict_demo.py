@@ -545,6 +545,7 @@ def _month_day(m: re.Match[str]) -> float | None:
 
 
 _FOUR_DIGITS_RE = re.compile(r"(?<!\d)\d{4}(?!\d)")
+_YEAR_SCALE = {"date": 10_000, "month": 100, "quarter": 10}   # a year ahead of month * 100 + day, month, quarter
 
 
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
@@ -568,13 +569,13 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
                        else ("month", float(_MONTHS[month.lower()])) if month
                        else ("quarter", float(quarter)) if quarter
                        else ("date", _month_day(m)))
-        if value is not None and unit in ("date", "month", "quarter"):
-            year = _FOUR_DIGITS_RE.search(m.group())     # a date match's only four digits are its year
-            scale = {"date": 10_000, "month": 100, "quarter": 10}[unit]
-            found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(),
-                                  float(year.group()) * scale + value if year else value, "" if year else "y"))
-        elif value is not None:
-            found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), value))
+        if value is None:
+            continue
+        key, hedge = value, ""
+        if unit in _YEAR_SCALE:                       # a date match's only four digits are its year
+            year = _FOUR_DIGITS_RE.search(m.group())
+            key, hedge = (float(year.group()) * _YEAR_SCALE[unit] + value, "") if year else (value, "y")
+        found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), key, hedge))
     found += [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
               for m in _YEAR_RE.finditer(_blanked(text, calendar))]   # a year inside a date is that date's
     return sorted(found, key=lambda q: q.start)
@@ -605,7 +606,7 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 # Words that say an earlier statement no longer holds. Words that only mark time or a change of amount
 # ('now', 'updated', 'previously', 'increased') are not among them: web pages use them everywhere, and a
 # changed amount shows as a numerical conflict anyway (on the CONFLICTS file they fired 9 false alarms
-# for 2 real conflicts). The last line are ends of life: 'API keys are deprecated' against 'uses API keys'.
+# for 2 real conflicts). The last line lists ends of life: 'API keys are deprecated' against 'uses API keys'.
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
                               "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing",
                               "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
@@ -1310,7 +1311,8 @@ class Question:
     asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
     named: frozenset[str]                            # stems of the words it capitalises: the subject ('Acme')
     counts: bool                                     # 'how many ...': no sum of money or share answers it
-    place: bool                                      # 'where ...', 'what is its address': no figure answers it
+    place: bool                                      # 'where ...', 'what is its address' (no amount asked too):
+                                                     # no figure answers it
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
@@ -1320,7 +1322,8 @@ class Question:
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
-                   bool(_HOW_MANY_RE.search(query)), bool(_WHERE_QUESTION_RE.search(query)))
+                   bool(_HOW_MANY_RE.search(query)),
+                   bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1355,15 +1358,16 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
         overlap = [n if (n := len(question.echo & s.words)) >= 2 else 0 for s in analysed]
     else:
         overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
-    overlap = [0 if s.text.rstrip().endswith("?") else n for n, s in zip(overlap, analysed)]   # asks, claims nothing
-    if question.subjects:
-        overlap = [n if n and not off_subject(s.about, question.subjects) else 0 for n, s in zip(overlap, analysed)]
-    ranked = sorted((i for i in range(len(analysed)) if overlap[i]), key=lambda i: (-overlap[i], i))
+
+    def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject is not asked
+        return not s.text.rstrip().endswith("?") and not (question.subjects and off_subject(s.about, question.subjects))
+
+    ranked = sorted((i for i in range(len(analysed)) if overlap[i] and eligible(analysed[i])),
+                    key=lambda i: (-overlap[i], i))
     if len(ranked) == 1 < keep and len(analysed) > 1:
         beside = ranked[0] - 1 if ranked[0] else 1
         s = analysed[beside]
-        if ((s.states or not s.signals.isdisjoint(_REVISION_TOKENS))
-                and not (question.subjects and off_subject(s.about, question.subjects))):
+        if (s.states or not s.signals.isdisjoint(_REVISION_TOKENS)) and eligible(s):
             ranked.append(beside)
     return tuple(sorted(ranked[:keep]))
 
@@ -1948,18 +1952,17 @@ class EmbeddingReader:
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
-        how_many = bool(_HOW_MANY_RE.search(question))   # a count: no sum of money or share answers it
         counted, bound = counted_noun(question), asked_bound(question)
-        named = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
+        numbers = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
             if amount:
-                found = [q for q in extract_quantities(text) if not (how_many and q.unit in _NOT_COUNTS)
+                found = [q for q in extract_quantities(text) if asked.takes(q)   # a count: no money or share
                          and not off_subject(figure_qualifiers(text, q), asked.subjects)
-                         and named.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
+                         and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     q = min(found, key=lambda q: _figure_rank(q, text, hits, counted, bound))
@@ -2808,6 +2811,8 @@ class TestDetector(unittest.TestCase):
         old, new = "Acme, based in Denver, had revenue of $4.2M.", "Acme, based in Denver, had revenue of $6.8M."
         self.assertEqual(self.pair(old, new, "What was Acme's revenue?").kind, "numerical")
         self.assertIsNone(self.pair(old, new, "Where is Acme based?"))   # no figure says where
+        self.assertEqual(self.pair("The venue is 2 km from the station.", "The venue is 5 km from the station.",
+                                   "How far is the venue from the station?").kind, "numerical")   # an amount
         self.assertIsNone(self.pair("Acme has 240 employees and revenue of $4.2M.",
                                     "Acme has 240 employees and revenue of $6.8M.",
                                     "How many employees does Acme have?"))   # money counts no one
