@@ -2818,7 +2818,6 @@ class TestDetector(unittest.TestCase):
                                     "How many employees does Acme have?"))   # money counts no one
         self.assertEqual(self.pair("Acme has 240 employees.", "Acme has 310 employees.",
                                    "How many employees does Acme have?").kind, "numerical")
-        # a revision word in a sentence that only names the question's subject says nothing on what is asked
         # a question in a document claims nothing: the FAQ's answer is compared, not its two questions
         faq = ("When did the Browns last make the playoffs? Did the Browns make the playoffs this year? "
                "They last made the playoffs in January 2021.")
@@ -2831,6 +2830,7 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair(old, new, "What is the remote work policy?").kind, "signal")
         self.assertIsNone(self.pair(old, "Office hours are 9 to 5. Staff may work fully remote.",
                                     "What is the remote work policy?"))
+        # a revision word in a sentence that only names the question's subject says nothing on what is asked
         old, new = "Acme Corp reported its revenue.", "Acme Corp has restated its revenue."
         self.assertEqual(self.pair(old, new, "What was Acme's revenue?").kind, "signal")
         self.assertIsNone(self.pair(old, new, "Where is Acme headquartered?"))
