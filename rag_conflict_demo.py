@@ -637,7 +637,8 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("offline", "online"),
         ("paid", "free"),
         ("dead deceased", "alive living"),
-        ("sell underperform underweight", "buy outperform overweight"),
+        ("a_sell sell_rating rated_sell underperform underweight",   # ratings, not the verbs: 'sell
+         "a_buy buy_rating rated_buy outperform overweight"),        # tobacco' is no 'sell' rating
     ))
 assert len(_STATE_OPPOSITES) <= 31, "may_conflict() packs two bits a row into one int64"
 
@@ -2993,6 +2994,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
+        self.assertIsNone(self.pair("You must be 21 to buy tobacco.", "Stores may not sell tobacco to anyone under 21.",
+                                    "How old must you be to buy tobacco?"))   # the verbs are no ratings
         self.assertEqual(self.pair("The service supports Python 3.8.",
                                    "The service dropped support for Python 3.8.").kind, "signal")   # end of life
         # states of other subjects (days, plans) are no conflict; a state of another period is
