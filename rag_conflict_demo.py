@@ -760,12 +760,34 @@ _PHRASE_WORDS = frozenset(max(w.split(), key=len) for w in _STATE_PHRASES)   # '
 _STATE_NEGATIONS = frozenset("not no never cannot can't won't isn't aren't wasn't weren't doesn't don't".split())
 
 
+# Words before a state word that make it a claim about the subject ('is free', 'has closed'); words after
+# one that are no noun it could be describing ('closed yesterday', 'open until 6').
+_PREDICATIVE = frozenset("is are was were be been being am remains remain remained stays stay stayed becomes become "
+                         "became has have had get gets got now".split())
+_NOT_NOUNS = frozenset("last next yesterday today tomorrow again already soon still now early late earlier later "
+                       "until since without".split())
+
+
+def _describes_a_noun(words: Sequence[str], n: int) -> bool:
+    """The state word words[n] describes the noun after it, or is one, and claims no state: 'paid leave',
+    'free training', 'the public'; not 'is free', 'has closed', 'not allowed', 'open Monday', 'closed
+    permanently'."""
+    before = words[max(0, n - 3):n]
+    if not (_PREDICATIVE.isdisjoint(before) and _STATE_NEGATIONS.isdisjoint(before)):
+        return False
+    after = words[n + 1] if n + 1 < len(words) else ""
+    return before[-1:] == ["the"] or (after.isalpha() and after not in _STOPWORDS and after not in _NOT_NOUNS
+                                      and not after.endswith("ly") and singular(after) not in _WEEKDAYS
+                                      and after not in _MONTHS)
+
+
 def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
     """The state words and phrases among tokens, as written, each with its (row, side) of _STATE_OPPOSITES;
-    a word up to two after a negation takes the other side: {'closed': ..., 'no longer supported': ...}."""
+    a word up to two after a negation takes the other side: {'closed': ..., 'no longer supported': ...}.
+    A word that describes a noun ('paid leave') states nothing."""
     found = {}
     for n, word in enumerate(words):
-        if word in _STATE_OF_WORD:
+        if word in _STATE_OF_WORD and not _describes_a_noun(words, n):
             negated = [i for i in range(max(0, n - 2), n) if words[i] in _STATE_NEGATIONS]
             if negated:                                # 'not allowed' is prohibited, 'no longer open' closed
                 found[" ".join(words[negated[0]:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
@@ -2996,6 +3018,14 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
         self.assertIsNone(self.pair("You must be 21 to buy tobacco.", "Stores may not sell tobacco to anyone under 21.",
                                     "How old must you be to buy tobacco?"))   # the verbs are no ratings
+        # a state word that describes a noun states nothing: paid leave, free training, the public
+        self.assertIsNone(self.pair("Employees receive paid sick leave.",
+                                    "Employees may take unpaid leave and free training days.", "What leave is there?"))
+        self.assertIsNone(self.pair("The museum is open to the public.", "The museum archive is private."))
+        self.assertEqual(self.pair("The Basic plan is free.", "The Basic plan is now paid: $5 per month.").kind,
+                         "state")
+        self.assertEqual(self.pair("The branch closed permanently last year.", "The branch is open Monday to Friday.",
+                                   "Is the branch open?").kind, "state")
         self.assertEqual(self.pair("The service supports Python 3.8.",
                                    "The service dropped support for Python 3.8.").kind, "signal")   # end of life
         # states of other subjects (days, plans) are no conflict; a state of another period is
