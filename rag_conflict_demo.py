@@ -293,7 +293,9 @@ _QUANTITY_RE = re.compile(rf"""
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
        (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
-    (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b)?    # '$25 per month', '500 requests/min', '$9/month'
+    (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
+       |\s+an?\s+(?:year|month|week|day|night|hour|minute)\b   # '$85,000 a year', not '$4M a year ago'
+        (?!\s+(?:ago|earlier|later|before|after)\b))?
 """, re.X | re.I)
 _MONTHS = {name: n for n, names in enumerate((
     "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
@@ -2871,6 +2873,8 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair("The bridge is 1.2 km long.", "The bridge is 900 metres long.").claims_b,
                          ("900 metres",))
         self.assertIsNotNone(self.pair("The tank holds 50 l.", "The tank holds 60 liters."))
+        self.assertIsNone(self.pair("The salary is $85,000 a year.", "The salary is $85k per year."))   # a rate
+        self.assertIsNotNone(self.pair("The salary is $85,000 a year.", "The salary is $90k per year."))
 
     def test_hedged_figures_and_ranges_allow_what_they_say(self) -> None:
         allowed = (("Acme has about 5,000 customers.", "Acme has 5,012 customers."),
