@@ -1282,8 +1282,9 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     return tuple(analysed)
 
 
-# the words a state or a revision starts with ('sold' of 'sold out', 'no' of 'no longer')
-_CHANGE_WORDS = frozenset(w.split()[0] for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))
+# where a state or a revision stands: its word, or a phrase's longest ('sold' of 'sold out', 'longer' of
+# 'no longer'; never 'a' of 'a buy', which would take in every 'a')
+_CHANGE_WORDS = frozenset(max(w.split(), key=len) for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))
 
 
 def change_subjects(sentence: str) -> frozenset[str]:
@@ -3037,6 +3038,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The Basic plan was retired.", "The Pro plan is available to all."))
         self.assertEqual(self.pair("The store was open in 2022.", "The store has been closed since 2024.").kind,
                          "state")
+        self.assertEqual(change_subjects("The Basic plan was retired."), {"basic"})
+        self.assertEqual(change_subjects("The Pro plan includes a dashboard."), frozenset())   # no state, no revision
 
     def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
         q = "What is the rate limit?"
