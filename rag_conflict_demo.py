@@ -2120,7 +2120,8 @@ class ConflictAwareRAG:
                 cite = [["; ".join(f"{d.title}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1].text]
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
-                confidence, split_answer = min(a.confidence for _, a in sides if a.text), True
+                # no one answer is surer than its share: the least sure side's confidence, split among the answers
+                confidence, split_answer = min(a.confidence for _, a in sides if a.text) / len(said), True
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
                            _warning(mode, report, resolution, contexts), tuple(contexts), report,
                            resolution.clusters, context, split_answer)
@@ -2512,7 +2513,8 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     mode_color = p.naive if r.mode == "naive" else p.resolved
     status = {"YES": f"{p.warn}YES — see warning{p.reset}", "RESOLVED": f"{p.good}RESOLVED{p.reset}",
               "NO": "NO"}[r.conflict]
-    confidence = f"{r.confidence:.1%}" + ("  (the least sure side: not a single-source answer)" if r.split else "")
+    confidence = f"{r.confidence:.1%}" + ("  (split among the answers: not a single-source answer)" if r.split
+                                          else "")
     lines = [rule, f"{mode_color}{r.mode.upper()}{p.reset} | {title}", rule]
     lines += _field("Query", _shorten(r.query), p)
     lines += _field("Answer", _shorten(r.answer) or "(no answer)", p, mode_color)
@@ -3401,6 +3403,7 @@ class TestOutputs(CLITestCase):
         self.assertTrue(run["answer"].startswith("Sources disagree: "), run["answer"])
         self.assertIn("(Analyst-Note-Smith, 2024-03-01)", run["answer"])
         self.assertIn("(Analyst-Note-Jones, 2024-03-01)", run["answer"])
+        self.assertLessEqual(run["confidence"], 0.5)              # two answers: neither surer than half
         _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
                                "--top-k", "2", "--mode", "resolved", "--no-color")
         self.assertIn("not a single-source answer", panel)
