@@ -872,6 +872,12 @@ def sets_apart(found: Iterable[str]) -> frozenset[str]:
     return frozenset(q for q in found if subject_kind(q))
 
 
+def subjects_named(text: str) -> frozenset[str]:
+    """The subjects a text names that set facts apart, capitalised names left out: 'the Team plan in Q3'
+    -> {'team', 'q3'}."""
+    return sets_apart(qualifiers(text, proper=False))
+
+
 def off_subject(found: frozenset[str], asked: frozenset[str]) -> bool:
     """found names only other subjects of a kind the question names (asked: its sets_apart): the
     Starter plan asked about the Team plan, Q2 asked about Q3; not a year asked about a quarter."""
@@ -1258,7 +1264,7 @@ class SentenceClaims:
     @functools.cached_property
     def about(self) -> frozenset[str]:
         """The subjects it names that set facts apart (sets_apart): wanted only when a question names one."""
-        return sets_apart(qualifiers(self.text, proper=False))
+        return subjects_named(self.text)
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
@@ -1297,8 +1303,7 @@ def change_subjects(sentence: str) -> frozenset[str]:
     for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
         near = words[max(0, at - 8):at + 4]
         found |= {singular(w) for w in near} & _WEEKDAYS.keys()
-        found |= {q for q in sets_apart(qualifiers(" ".join(near), proper=False))
-                  if subject_kind(q) not in ("year", "fy", "quarter")}
+        found |= {q for q in subjects_named(" ".join(near)) if subject_kind(q) not in ("year", "fy", "quarter")}
     return frozenset(found)
 
 
@@ -1972,8 +1977,7 @@ class EmbeddingReader:
             overlap.append(min(len(query_words), shared))
         ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
         if asked.subjects:                             # not the Business plan's, asked the Enterprise's
-            ranked = (i for i in ranked if not off_subject(sets_apart(qualifiers(context[slice(*spans[i])],
-                                                                                 proper=False)), asked.subjects))
+            ranked = (i for i in ranked if not off_subject(subjects_named(context[slice(*spans[i])]), asked.subjects))
         order = list(itertools.islice(ranked, READER_MAX_CANDIDATES))   # checked best first, as far as needed
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
