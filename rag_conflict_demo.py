@@ -292,7 +292,8 @@ _QUANTITY_RE = re.compile(rf"""
     (?!\w)(?P<plus>\+)?                                 # '5,000+ users': at least
     (?:\s?(?P<pct>%|percent\b|per\s?cent\b))?
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
-       (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?)?      # '5 business days'
+       (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?      # '5 business days',
+       |-(?:{'|'.join(sorted((*_SECONDS_PER, *_MEASURES), key=len, reverse=True))})\b)?   # '24-month', '10-km'
     (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
        |\s+an?\s+(?:year|month|week|day|night|hour|minute)\b   # '$85,000 a year', not '$4M a year ago'
         (?!\s+(?:ago|earlier|later|before|after)\b))?
@@ -371,6 +372,12 @@ _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|rou
                        r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
                        r"|(?P<under>under|less than|fewer than|below|at most|up to))\s*$", re.I)
 _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
+# Words before a figure that say it no longer holds: 'up from 1 TB', 'raised from 100 to 500', 'previously
+# $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
+_PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced|cut|rose|fell|grew|dropped"
+                      r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|instead\s+of"
+                      r"|rather\s+than|replacing)(?:\s+[a-z'’]+){0,3}\s*$",   # 'instead of the usual 14 days'
+                      re.I)
 
 
 _WRITTEN_RE = re.compile(r"\d[\d,\u00a0\u202f ]*(?:\.\d+)?")
@@ -477,7 +484,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         scale = _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
-        unit_text = glued or unit
+        unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
                                            else _unit_key(unit_text) if unit_text else "")
         takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
@@ -516,6 +523,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                 value *= 0.98
             value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
+        if _PAST_RE.search(text, max(0, m.start() - 40), m.start()):
+            last_unit_seconds = 0.0
+            continue                                   # 'now 2 TB, up from 1 TB': the 1 TB no longer holds
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
         start = hedged.start() if hedged else m.start()   # the hedge is part of what is said: 'over 660 stores'
         hedge = ">" if m["plus"] else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""
@@ -637,6 +647,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("locked", "unlocked"),
         ("private", "public"),
         ("offline", "online"),
+        ("is_down are_down outage", "operational up_and_running"),   # a status page: not 'down from' or 'down 5%'
         ("paid", "free"),
         ("dead deceased", "alive living"),
         ("a_sell sell_rating rated_sell underperform underweight",   # ratings, not the verbs: 'sell
@@ -1321,6 +1332,7 @@ class DocClaims:
     names: frozenset[str]                            # for who/which/where questions, else empty
                                                      # (figures hold dates and times for 'when' questions)
     words: frozenset[str]                            # content words, signal words left out
+    asked: frozenset[str] = frozenset()              # the question's words (stems)
 
     @functools.cached_property
     def subjects(self) -> frozenset[str]:
@@ -1429,7 +1441,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
                      frozenset().union(*(s.states for s in chosen)),
-                     names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals})
+                     names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words)
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -1499,10 +1511,11 @@ def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
 
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
-    negation the other lacks while both otherwise say much the same (half their content words shared);
-    not when their figures or sentences are about different subjects, nor when one side says nothing about
-    the question, nor when both are in the same states ('no longer open' and 'closed': the revision is what
-    both say)."""
+    negation the other lacks while both otherwise say much the same (half their content words shared) or
+    it negates two words in a row, one of them asked, that the other says ('is not worth buying'); not
+    when their figures or sentences are about different subjects, nor when one side says nothing about the
+    question, nor when both are in the same states ('no longer open' and 'closed': the revision is what both
+    say)."""
     if not (a.sentences and b.sentences) or _other_subjects(a, b) or (a.states and a.states == b.states):
         return False
     if _complementary(a.subjects, b.subjects):
@@ -1511,7 +1524,23 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
         return True
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
         return False
-    return len(a.words & b.words) / len(a.words | b.words) >= 0.5
+    if len(a.words & b.words) / len(a.words | b.words) >= 0.5:
+        return True
+    said_a, said_b = (predicates(" ".join(x.sentences)) for x in (a, b))   # 'is not worth buying' against
+    return any(p in said_b[not negated] and not a.asked.isdisjoint(p)   # 'is worth buying', on what is asked
+               for negated in (True, False) for p in said_a[negated])
+
+
+def predicates(text: str) -> dict[bool, frozenset[tuple[str, str]]]:
+    """Each two content words in a row, by whether a negation comes just before them (stems): 'The
+    headset is not worth buying' -> {True: {('worth', 'buy')}, False: {('headset', 'worth'), ...}}."""
+    found: dict[bool, set[tuple[str, str]]] = {True: set(), False: set()}
+    words = [w for w in tokens(text) if w not in _STOPWORDS or w in _NEGATION_TOKENS]
+    for n in range(len(words) - 1):
+        if words[n] not in _NEGATION_TOKENS and words[n + 1] not in _NEGATION_TOKENS:
+            negated = n > 0 and words[n - 1] in _NEGATION_TOKENS
+            found[negated].add((stem(words[n]), stem(words[n + 1])))
+    return {negated: frozenset(pairs) for negated, pairs in found.items()}
 
 
 def _interned(values: Sequence[Any]) -> np.ndarray:
@@ -2768,6 +2797,9 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(self.values("2 hours and 30 minutes, 1 hour 15 minutes"),   # one duration each
                          [(9000.0, "duration"), (4500.0, "duration")])
         self.assertEqual(self.values("$25 per month"), [(25.0, "$/month")])   # a rate, not a duration
+        self.assertEqual([q.key for q in extract_quantities("a 24-month warranty, a two-year warranty")],
+                         [q.key for q in extract_quantities("24 months, 2 years")])   # a unit after a hyphen
+        self.assertEqual(self.values("a 10-km run, COVID-19, two-factor login"), [(10000.0, "metre")])
         self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
     def test_ranges_temperatures_and_decimals(self) -> None:
@@ -2775,9 +2807,13 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(keys, [("3-5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
                                 ("3 to 5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
                                 ("$1-2 million", "$", (1e6, 2e6))])
-        # 'from 100 to 500' is a change: the old value is a plain number, the new one has the unit
-        self.assertEqual(self.values("raised from 100 to 500 requests per minute"),
-                         [(100.0, ""), (500.0, "request/minute")])
+        # 'from 100 to 500' is a change: the old value no longer holds and claims nothing, nor does any
+        # value the text says it replaces
+        self.assertEqual(self.values("raised from 100 to 500 requests per minute"), [(500.0, "request/minute")])
+        self.assertEqual(self.values("now 2 TB of storage, up from 1 TB; previously $19, now $29; 30 days "
+                                     "instead of the usual 14 days"),
+                         [(2.0, "tb"), (29.0, "$"), (30 * 86400.0, "duration")])
+        self.assertEqual(self.values("revenue rose 12% from last year"), [(12.0, "%")])   # the change holds
         self.assertEqual(self.values("store at 4°C, not -20 °C or 98.6°F"), [(4.0, "°C"), (-20.0, "°C"), (98.6, "°F")])
         self.assertEqual(self.values("the latest is 3.0, rated 4 of 5"), [(3.0, "")])   # a decimal is no small count
 
@@ -2813,6 +2849,11 @@ class TestDetector(unittest.TestCase):
     def test_numeric_contradiction(self) -> None:
         found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$4.2M",), ("$6.8M",)))
+        found = self.pair("The Team plan includes 1 TB of storage.",   # the value it replaces is no agreement
+                          "The Team plan now includes 2 TB of storage, up from 1 TB.")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("1 TB",), ("2 TB",)))
+        found = self.pair("The X200 comes with a 12-month warranty.", "The X200 has a two-year warranty.")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("12-month",), ("two-year",)))
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
@@ -3010,6 +3051,13 @@ class TestDetector(unittest.TestCase):
                           "deprecated.", "How does authentication work?")   # an end of life is a revision
         self.assertEqual((found.kind, found.claims_b), ("signal", ("deprecated",)))
         self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
+        worth = "Is the new headset worth buying?"   # a negation of what the other side says, on what is asked
+        found = self.pair("The new headset is worth buying: great sound and a comfortable fit.",
+                          "The new headset is not worth buying: the battery dies after four hours.", worth)
+        self.assertEqual((found.kind, found.claims_b), ("signal", ("not",)))
+        self.assertIsNone(self.pair("The headset supports Bluetooth multipoint and is worth buying.",   # not
+                                    "The new headset does not support Bluetooth multipoint; its battery lasts "
+                                    "four hours.", worth))     # on what is asked
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
@@ -3044,6 +3092,9 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The Basic plan was retired.", "The Pro plan is available to all."))
         self.assertEqual(self.pair("The store was open in 2022.", "The store has been closed since 2024.").kind,
                          "state")
+        found = self.pair("Incident: the payment API is down.", "Resolved: the payment API is operational again.",
+                          "What is the status of the payment API?")   # a status page
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("is down",), ("operational",)))
         self.assertEqual(change_subjects("The Basic plan was retired."), {"basic"})
         self.assertEqual(change_subjects("The Pro plan includes a dashboard."), frozenset())   # no state, no revision
 
