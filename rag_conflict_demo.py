@@ -58,6 +58,7 @@ HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local
 HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
+COVERED_TOPIC_THRESHOLD = 0.5   # ... when both documents' chosen sentences hold every word of the question
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -1620,7 +1621,14 @@ class ConflictDetector:
             echo = replace(question, echo=claims[lead].words)
             claims = [self._claims(x.document, echo) if not c.sentences and sims[n, lead] >= self.topic_threshold
                       else c for n, (c, x) in enumerate(zip(claims, contexts))]
-        rows, cols = np.nonzero(sims >= self.topic_threshold)
+        # Two pages whose chosen sentences hold every word of the question are on its topic even when the
+        # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them.
+        gate = sims >= self.topic_threshold
+        covered = np.flatnonzero([bool(question.words) and question.words <= c.words for c in claims])
+        if len(covered) > 1:
+            among = np.ix_(covered, covered)
+            gate[among] |= sims[among] >= COVERED_TOPIC_THRESHOLD
+        rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
         examined = len(rows)
@@ -3136,6 +3144,15 @@ class TestDetector(unittest.TestCase):
         self.assertAlmostEqual(detector.detect(docs, nearer).pairs[0].topic_sim, 0.9, places=5)   # a kept verdict,
         report = detector.detect(docs, far)                                                       # this call's sim
         self.assertEqual((report.has_conflict, report.pairs_examined), (False, 0))
+        # two pages below the gate whose sentences both hold every word of the question are compared
+        # down to COVERED_TOPIC_THRESHOLD; pages that do not are not
+        cfo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+               (("a", "Omar Haddad is the CFO of Litware."), ("b", "Litware appointed Dana Kim as CFO in May."))]
+        mid = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)     # cosine 0.6
+        self.assertEqual(detector.detect(cfo, mid, "Who is the CFO of Litware?").pairs[0].kind, "entity")
+        farther = np.array([[1.0, 0.0], [0.4, np.sqrt(0.84)]], dtype=np.float32)   # cosine 0.4
+        self.assertFalse(detector.detect(cfo, farther, "Who is the CFO of Litware?").has_conflict)
+        self.assertFalse(detector.detect(cfo, mid, "Who is the CFO of Litware's parent?").has_conflict)
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
         texts = (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."), ("c", "Revenue was $4.2M."))
