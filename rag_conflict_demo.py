@@ -819,8 +819,8 @@ def find_states(words: Sequence[str]) -> frozenset[tuple[int, int]]:
 
 
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
-                        r"|January|February|March|April|May|June|July|August|September|October"
-                        r"|November|December)\b", re.I)
+                        r"|January|February|(?-i:March)|April|(?-i:May)|June|July|August|September|October"
+                        r"|November|December)\b", re.I)   # not the verbs: 'adults may take', 'to march'
 # a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'
 _AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
                        r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?$", re.I)
@@ -1341,6 +1341,16 @@ class DocClaims:
         return frozenset().union(*map(change_subjects, self.sentences))
 
 
+_BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
+
+
+def asked_bound(question: str) -> str:
+    """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
+    years'), '<' for a maximum ('up to 5 devices'), else ''."""
+    m = _BOUND_QUESTION_RE.search(question)
+    return "" if m is None else ">" if m["low"] else "<"
+
+
 _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
 _CAPITALISED_RE = re.compile(r"(?<=\s)[A-Z][\w'’-]*")   # not the first word
 
@@ -1357,6 +1367,7 @@ class Question:
     counts: bool                                     # 'how many ...': no sum of money or share answers it
     place: bool                                      # 'where ...', 'what is its address' (no amount asked too):
                                                      # no figure answers it
+    bound: str = ""                                  # asked_bound: '<' a maximum, '>' a minimum
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
@@ -1367,7 +1378,8 @@ class Question:
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    bool(_HOW_MANY_RE.search(query)),
-                   bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query))
+                   bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query),
+                   asked_bound(query))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1427,9 +1439,12 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
+        bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
             if off_subject(qual, subjects) or not question.takes(q):
                 continue                               # the Starter plan's price, asked about the Team plan
+            if bound and not q.hedge:                  # 'the maximum dose was lowered to 40 mg' states a
+                q = replace(q, hedge=bound)            # maximum, as 'up to 60 mg' does: they disagree
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
             if q.hedge or _is_range(q):
@@ -1957,16 +1972,6 @@ def counted_noun(question: str) -> frozenset[str]:
 def _counts(q: Quantity, counted: frozenset[str]) -> bool:
     """The figure is of what the question counts: '180 employees' for {'employee'}."""
     return bool(content_words(q.unit) & counted)
-
-
-_BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
-
-
-def asked_bound(question: str) -> str:
-    """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
-    years'), '<' for a maximum ('up to 5 devices'), else ''."""
-    m = _BOUND_QUESTION_RE.search(question)
-    return "" if m is None else ">" if m["low"] else "<"
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str],
@@ -2948,6 +2953,14 @@ class TestDetector(unittest.TestCase):
                     ("Standard shipping takes 3-5 business days.", "Standard shipping takes 5-7 business days."))
         for text_a, text_b in clashing:
             self.assertIsNotNone(self.pair(text_a, text_b), text_a)
+        # asked a maximum, a sentence that names one states it, hedged or not: two maximums disagree
+        dose = ("Adults may take up to 60 mg of it daily.", "The maximum daily dose for adults was lowered to 40 mg.")
+        self.assertEqual(self.pair(*dose, "What is the maximum daily dose for adults?").claims_b, ("40 mg",))
+        self.assertIsNone(self.pair(*dose))
+        self.assertEqual((qualifiers("Adults may take it", False), qualifiers("due in May", False)),
+                         ({"adult"}, {"may"}))      # the verb is no month
+        self.assertIsNone(self.pair("Adults may take up to 60 mg of it daily.", "A typical dose is 40 mg.",
+                                    "What is the maximum daily dose for adults?"))   # no maximum stated
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
