@@ -350,7 +350,21 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
         number = number.lower()
         spelt = _ORDINALS.get(number) or _NUMBER_WORDS.get(number)
         keys.add(noun.lower() + (str(spelt) if spelt is not None else re.sub(r"(?<=\d)\D+$", "", number)))
+    keys.update(f"{m['model'].lower()}#{m['number']}" for m in model_matches(text))   # 'aero#5'
     return keys
+
+
+# A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
+# number of up to three digits. Like a label it names a subject ('aero#5') and claims no amount.
+_MODEL_RE = re.compile(r"(?<=[a-z,;:(] )(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b"
+                       r"(?![.,:]\d|\s?(?:%|percent\b))")
+_NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around", "over", "under", "nearly",
+                         "almost", "some", "top", "only"])
+
+
+def model_matches(text: str) -> list[re.Match[str]]:
+    """_MODEL_RE's matches in text that are no month, label or common word ('in June 5', 'Season 3')."""
+    return [m for m in _MODEL_RE.finditer(text) if m["model"].lower() not in _NOT_MODELS]
 
 
 ValueKey = float | tuple[float, ...]      # a number; a range (low, high); a version's parts
@@ -466,6 +480,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
+    text = _blanked(text, model_matches(text))         # 'the Aero 7': a product, not 7 of something
     if "rom" in text:
         text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
     found: list[Quantity] = []
@@ -875,6 +890,8 @@ def subject_kind(qualifier: str) -> str | None:
     names what a figure only mentions ('Acme Corp', 'Denver')."""
     if qualifier in _SUBJECT_KINDS:
         return _SUBJECT_KINDS[qualifier]
+    if "#" in qualifier:                               # a product model: 'aero#5' is one of the Aeros
+        return "model:" + qualifier.partition("#")[0]
     m = _APART_RE.fullmatch(qualifier)
     return None if m is None else m["label"] or m.lastgroup
 
@@ -2984,6 +3001,12 @@ class TestDetector(unittest.TestCase):
                                     "The seventh season premiered on August 13, 2021.", "When did it premiere?"))
         self.assertIsNotNone(self.pair("Season 3 premiered on March 24, 2017.",
                                        "The third season premiered on May 5, 2017.", "When did it premiere?"))
+        # products: a name and a number name a model, and the number is no amount
+        aero = ("The battery of the Aero 5 lasts 12 hours.", "The battery of the Aero 7 lasts 18 hours.")
+        self.assertIsNone(self.pair(*aero))
+        self.assertEqual(self.pair(aero[0], "The battery of the Aero 5 lasts 10 hours.").kind, "numerical")
+        self.assertEqual([q.text for q in extract_quantities("the Aero 7 battery lasts 18 hours")], ["18 hours"])
+        self.assertEqual(claims_of("The Aero 7 lasts 18 hours.", "How long does the Aero 5 last?").sentences, ())
         self.assertIsNotNone(self.pair("The free plan allows 100 requests per minute.",
                                        "The plan now allows 500 requests per minute."))
         # an 'as of' date marks an update, not another period: still a conflict
