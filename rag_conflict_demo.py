@@ -636,7 +636,7 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 # changed amount shows as a numerical conflict anyway (on the CONFLICTS file they fired 9 false alarms
 # for 2 real conflicts). The last line lists ends of life: 'API keys are deprecated' against 'uses API keys'.
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
-                              "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing",
+                              "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing", "replaces",
                               "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
                               "moved", "relocated", "rescheduled", "renamed",
                               "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
@@ -1468,7 +1468,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                 loose.setdefault(q.unit, []).append((q, qual))
     signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
                                                                   if question.on_what_is_asked(s.words)))
-                        if content_words(signal).isdisjoint(query_words))   # 'Can therapy reverse aging?'
+                        if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
+    # a revision word the question says is none ('Can therapy reverse aging?'), but 'dropped support' still
+    # is one when the question asks about 'support'
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
@@ -3095,6 +3097,13 @@ class TestDetector(unittest.TestCase):
                           "deprecated.", "How does authentication work?")   # an end of life is a revision
         self.assertEqual((found.kind, found.claims_b), ("signal", ("deprecated",)))
         self.assertEqual(find_names("Talks are due by March 1 in Lisbon, on a Monday.", frozenset()), {"lisbon"})
+        found = self.pair("The SDK supports Python 3.7 and later.", "The SDK dropped support for Python 3.7 and 3.8; "
+                          "it now supports Python 3.9 and later.", "Which Python versions does the SDK support?")
+        self.assertEqual(found.claims_b, ("dropped support",))   # a revision word of more than the question says
+        found = self.pair("The opening keynote will be given by Mark Chen.",
+                          "Agenda update: Lena Ortiz replaces Mark Chen for the opening keynote.",
+                          "Who gives the opening keynote?")
+        self.assertEqual((found.kind, found.claims_b), ("signal", ("replaces",)))
         worth = "Is the new headset worth buying?"   # a negation of what the other side says, on what is asked
         found = self.pair("The new headset is worth buying: great sound and a comfortable fit.",
                           "The new headset is not worth buying: the battery dies after four hours.", worth)
