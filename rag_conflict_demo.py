@@ -387,6 +387,8 @@ _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|rou
                        r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
                        r"|(?P<under>under|less than|fewer than|below|at most|up to))\s*$", re.I)
 _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
+_TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|higher|greater|up|older|longer)"
+                                r"|(?P<under>less|fewer|below|under|lower|younger|shorter))\b", re.I)
 # Words before a figure that say it no longer holds: 'up from 1 TB', 'raised from 100 to 500', 'previously
 # $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
 _PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced|cut|rose|fell|grew|dropped"
@@ -545,6 +547,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
         start = hedged.start() if hedged else m.start()   # the hedge is part of what is said: 'over 660 stores'
         hedge = ">" if m["plus"] else _HEDGE_MARKS[hedged.lastgroup] if hedged else ""
+        trailing = None if hedge else _TRAILING_HEDGE_RE.match(text, end)
+        if trailing:                                   # '$35 or more', '18 and over', '2 GB or less'
+            hedge, end = (">" if trailing["over"] else "<"), trailing.end()
         if (high is None and 0 < value < last_unit_seconds and unit_key == "duration"   # less than one of the
                 and _JOINED_RE.fullmatch(text, found[-1].end, start)):   # last's units: '2 hours and 30 minutes'
             last = found.pop()
@@ -2969,7 +2974,10 @@ class TestDetector(unittest.TestCase):
                     ("Up to 10 users can join.", "25 users can join."),
                     ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."),
                     ("Over 30 countries allow it, 32 countries by one count.", "38 countries allow it."),
-                    ("Standard shipping takes 3-5 business days.", "Standard shipping takes 5-7 business days."))
+                    ("Standard shipping takes 3-5 business days.", "Standard shipping takes 5-7 business days."),
+                    ("Orders over $25 ship free.", "Orders of $35 or more ship free."))   # a hedge after it
+        self.assertEqual([(q.text, q.hedge) for q in extract_quantities("$35 or more, 2 GB or less, ages 18 and up")],
+                         [("$35 or more", ">"), ("2 GB or less", "<"), ("18 and up", ">")])
         for text_a, text_b in clashing:
             self.assertIsNotNone(self.pair(text_a, text_b), text_a)
         # asked a maximum, a sentence that names one states it, hedged or not: two maximums disagree
