@@ -481,6 +481,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     if "D" in text or "R" in text or "P" in text or "Y" in text:   # keep every offset
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
+    if "@" in text or "+" in text or "(" in text or "ww" in text or "-" in text:
+        text = _blanked(text, _CONTACT_RE.finditer(text))   # '+1 555 0100', 'help@acme.com': no amounts
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     text = _blanked(text, model_matches(text))         # 'the Aero 7': a product, not 7 of something
     if "rom" in text:
@@ -760,6 +762,28 @@ def _answers_as_subject(text: str, end: int, stop: int, query_words: frozenset[s
 def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
     """Every word of name_words: {'kash', 'patel'}."""
     return frozenset(w for words in name_words(text, query_words, common) for w in words)
+
+
+# E-mail addresses, web addresses and phone numbers: what a contact question asks, and never amounts.
+_CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+                         r"|(?P<url>(?:https?://|www\.)[^\s,;()<>\"]*[^\s,;()<>\".!?'’])"
+                         r"|(?P<phone>(?:\+|\(\d)[\d ()./-]{6,}\d|\b\d{3}-\d{3}-\d{4}\b)", re.I)
+_CONTACT_WORDS = content_words("email e-mail website url link phone telephone fax contact hotline")
+
+
+def contacts(text: str) -> frozenset[str]:
+    """The contact details in text, each as kind:value ('email:help@contoso.com', 'phone:15550100',
+    'url:contoso.com/help'): written differently, one detail is one value."""
+    found = set()
+    for m in _CONTACT_RE.finditer(text):
+        kind = m.lastgroup or ""
+        value = m.group().lower()
+        if kind == "phone":
+            value = re.sub(r"\D", "", value)
+        elif kind == "url":
+            value = re.sub(r"^(?:https?://)?(?:www\.)?", "", value).rstrip("/")
+        found.add(f"{kind}:{value}")
+    return frozenset(found)
 
 
 def find_signals(words: Sequence[str]) -> frozenset[str]:
@@ -1352,7 +1376,8 @@ class DocClaims:
     values: frozenset[ValueKey]                      # keys of every figure's value, any unit
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
-    names: frozenset[str]                            # for who/which/where questions, else empty
+    names: frozenset[str]                            # for who/which/where questions, else empty; and
+                                                     # contacts when an e-mail, phone or website is asked
                                                      # (figures hold dates and times for 'when' questions)
     words: frozenset[str]                            # content words, signal words left out
     asked: frozenset[str] = frozenset()              # the question's words (stems)
@@ -1477,6 +1502,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     # a revision word the question says is none ('Can therapy reverse aging?'), but 'dropped support' still
     # is one when the question asks about 'support'
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
+    if not query_words.isdisjoint(_CONTACT_WORDS):    # 'What is the support e-mail address?'
+        names |= frozenset().union(*(contacts(s.text) for s in chosen))
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
@@ -1581,6 +1608,22 @@ def predicates(text: str) -> dict[bool, frozenset[tuple[str, str]]]:
             negated = n > 0 and words[n - 1] in _NEGATION_TOKENS
             found[negated].add((stem(words[n]), stem(words[n + 1])))
     return {negated: frozenset(pairs) for negated, pairs in found.items()}
+
+
+def names_apart(a: frozenset[str], b: frozenset[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """Names (or contact details of one kind: contacts) that two sides give with none in common: each
+    side's, of the first such kind, or None. Two pages giving the same phone number and two different
+    e-mail addresses disagree on the address."""
+    def by_kind(names: frozenset[str]) -> dict[str, frozenset[str]]:
+        kinds: dict[str, set[str]] = {}
+        for name in names:
+            kinds.setdefault(name.partition(":")[0] if ":" in name else "", set()).add(name)
+        return {kind: frozenset(found) for kind, found in kinds.items()}
+    if not (a and b):
+        return None
+    kinds_a, kinds_b = by_kind(a), by_kind(b)
+    return next(((kinds_a[k], kinds_b[k]) for k in sorted(kinds_a.keys() & kinds_b.keys())
+                 if kinds_a[k].isdisjoint(kinds_b[k])), None)
 
 
 def _interned(values: Sequence[Any]) -> np.ndarray:
@@ -1737,8 +1780,9 @@ class ConflictDetector:
             return ConflictPair(a.doc_id, b.doc_id, "state",
                                 f"opposite states: {', '.join(found[0])} vs {', '.join(found[1])}",
                                 topic_sim, tuple(found[0]), tuple(found[1]))
-        if a.names and b.names and a.names.isdisjoint(b.names):
-            shown_a, shown_b = tuple(sorted(a.names))[:6], tuple(sorted(b.names))[:6]
+        apart = names_apart(a.names, b.names)
+        if apart:
+            shown_a, shown_b = tuple(sorted(apart[0]))[:6], tuple(sorted(apart[1]))[:6]
             return ConflictPair(a.doc_id, b.doc_id, "entity",
                                 f"different names answer the question: {', '.join(shown_a)} vs "
                                 f"{', '.join(shown_b)}", topic_sim, shown_a, shown_b)
@@ -3084,6 +3128,16 @@ class TestDetector(unittest.TestCase):
                           "the latest album is Echoes.", "The band's latest album is Nocturne.",
                           "What is the band's latest album?")   # a heading's capitals are not names
         self.assertEqual((found.claims_a, found.claims_b), (("echoes",), ("nocturne",)))
+        # contact details, by kind: the same phone number written twice, two e-mail addresses
+        found = self.pair("For support, email support@contoso.com or call +1 555 0100.",
+                          "For support, email help@contoso.com or call +1 (555) 0100.", "What is the support email?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b),
+                         ("entity", ("email:support@contoso.com",), ("email:help@contoso.com",)))
+        self.assertIsNone(self.pair("Call +1 555 0100 or see https://contoso.com/help.",
+                                    "Call +1-555-0100 or see www.contoso.com/help/.",
+                                    "What is the support phone number?"))
+        self.assertEqual([q.text for q in extract_quantities("call +1 555 0100 or (555) 010-0199, 20 agents")],
+                         ["20 agents"])                           # a phone number is no amount
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
