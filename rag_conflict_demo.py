@@ -2043,13 +2043,15 @@ def _counts(q: Quantity, counted: frozenset[str]) -> bool:
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str],
-                 bound: str = "") -> tuple[bool, bool, int, bool]:
+                 bound: str = "", named: frozenset[str] = frozenset()) -> tuple[bool, bool, bool, int, bool]:
     """Which figure of a sentence answers an amount question, lowest first: one of what the question
-    counts, then one stating the bound it asks (asked_bound), then the one fewest words from a question
-    word (hits: their word positions), then one with a unit."""
-    at = len(text[:q.start].split())                   # the figure's word position
-    return (not _counts(q, counted), bool(bound) and q.hedge != bound,
-            min((abs(i - at) for i in hits), default=len(text)), not q.unit)
+    counts, then one stating the bound it asks (asked_bound), then one about the name it asks about
+    (named: stems; '$300 in London'), then the one fewest words from a question word outside the figure
+    (hits: their word positions), then one with a unit."""
+    at, size = len(text[:q.start].split()), len(q.text.split())   # the figure's word position and length
+    about = bool(named) and named.isdisjoint(content_words(" ".join(figure_qualifiers(text, q))))
+    return (not _counts(q, counted), bool(bound) and q.hedge != bound, about,
+            min((abs(i - at) for i in hits if not at <= i < at + size), default=len(text)), not q.unit)
 
 
 class EmbeddingReader:
@@ -2105,7 +2107,7 @@ class EmbeddingReader:
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
-                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted, bound))
+                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted, bound, asked.named))
                     answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
@@ -3423,6 +3425,9 @@ class TestPipeline(unittest.TestCase):
         context = "You must be at least 16 years old to open an account; users under 18 need a parent's consent."
         self.assertEqual(reader.read("What is the minimum age to open an account?", context).text,
                          "at least 16 years")                              # the bound asked for
+        context = "The nightly hotel limit is $220 in most cities and $300 in London, New York and Tokyo."
+        self.assertEqual(reader.read("What is the nightly hotel limit in London?", context).text,
+                         "$300")                                           # the figure about the name asked
         context = "The Widget 3000 battery lasts 12 hours."   # a number the question names is no answer
         self.assertEqual(reader.read("How long does the Widget 3000 battery last?", context).text, "12 hours")
         context = "The fall semester starts on September 2, 2024. Spring classes begin in January."
