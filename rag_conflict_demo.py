@@ -356,15 +356,18 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
 # number of up to three digits. Like a label it names a subject ('aero#5') and claims no amount.
-_MODEL_RE = re.compile(r"(?<=[a-z,;:(] )(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b"
-                       r"(?![.,:]\d|\s?(?:%|percent\b))")
+_MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b(?![.,:]\d|\s?(?:%|percent\b))")
 _NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around", "over", "under", "nearly",
                          "almost", "some", "top", "only"])
 
 
 def model_matches(text: str) -> list[re.Match[str]]:
     """_MODEL_RE's matches in text that are no month, label or common word ('in June 5', 'Season 3')."""
-    return [m for m in _MODEL_RE.finditer(text) if m["model"].lower() not in _NOT_MODELS]
+    return [m for m in _MODEL_RE.finditer(text) if text[m.start() - 2:m.start()] in _AFTER_A_WORD
+            and m["model"].lower() not in _NOT_MODELS]
+
+
+_AFTER_A_WORD = frozenset(f"{c} " for c in "abcdefghijklmnopqrstuvwxyz,;:(")   # not a sentence's first word
 
 
 ValueKey = float | tuple[float, ...]      # a number; a range (low, high); a version's parts
@@ -393,8 +396,9 @@ _TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|hi
 # $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
 _PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced|cut|rose|fell|grew|dropped"
                       r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|instead\s+of"
-                      r"|rather\s+than|replacing)(?:\s+[a-z'’]+){0,3}\s*$",   # 'instead of the usual 14 days'
-                      re.I)
+                      r"|rather\s+than|replacing)\b", re.I)
+_PAST_HINTS = ("rom", "viously", "ormerly", "riginally", "nstead", "ather", "eplacing")   # a cheap first test
+_PAST_GAP_RE = re.compile(r"(?:\s+[a-z'’]+){0,3}\s*", re.I)   # up to three words: 'instead of the usual 14 days'
 
 
 _WRITTEN_RE = re.compile(r"\d[\d,\u00a0\u202f ]*(?:\.\d+)?")
@@ -481,8 +485,10 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     if "D" in text or "R" in text or "P" in text or "Y" in text:   # keep every offset
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
-    if "@" in text or "+" in text or "(" in text or "ww" in text or "-" in text:
+    if _CONTACT_HINT_RE.search(text):
         text = _blanked(text, _CONTACT_RE.finditer(text))   # '+1 555 0100', 'help@acme.com': no amounts
+    past = ([m.end() for m in _PAST_RE.finditer(text)]   # where 'up from', 'previously'... end
+            if any(hint in text for hint in _PAST_HINTS) else [])
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     text = _blanked(text, model_matches(text))         # 'the Aero 7': a product, not 7 of something
     if "rom" in text:
@@ -543,7 +549,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                 value *= 0.98
             value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
-        if _PAST_RE.search(text, max(0, m.start() - 40), m.start()):
+        if past and any(0 <= m.start() - end <= 40 and _PAST_GAP_RE.fullmatch(text, end, m.start()) for end in past):
             last_unit_seconds = 0.0
             continue                                   # 'now 2 TB, up from 1 TB': the 1 TB no longer holds
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
@@ -768,6 +774,7 @@ def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = 
 _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<url>(?:https?://|www\.)[^\s,;()<>\"]*[^\s,;()<>\".!?'’])"
                          r"|(?P<phone>(?:\+|\(\d)[\d ()./-]{6,}\d|\b\d{3}-\d{3}-\d{4}\b)", re.I)
+_CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
 _CONTACT_WORDS = content_words("email e-mail website url link phone telephone fax contact hotline")
 
 
@@ -3655,14 +3662,14 @@ class TestHardening(CLITestCase):
     def test_properties_over_random_text(self) -> None:
         import random
         rng = random.Random(20261130)
-        texts = [random_text(rng) for _ in range(2000)]
+        texts = [random_text(rng) for _ in range(1200)]   # sized to keep --test under 1 s
         for text in texts:
             extract_quantities(text)                   # never raises
             extract_moments(text)
             extract_versions(text)
         detector = ConflictDetector(0.0)
         same_topic = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
-        for n in range(300):                          # 600 of them in pairs
+        for n in range(200):                          # 400 of them in pairs
             text_a, text_b = texts[2 * n], texts[2 * n + 1]
             docs = [RetrievedContext(Document(f"a{n}", "A", text_a, "2024-01-01"), 0.5),
                     RetrievedContext(Document(f"b{n}", "B", text_b, rng.choice(("2023-01-01", "2024-01-01", ""))), 0.4)]
