@@ -2376,10 +2376,12 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
                                  "correct": answer_correct(r.answer, case.expected_answers),
                                  "gold_in_context": contains_gold(r.context, case.expected_answers)}
                         for r in (naive, resolved)}})
-        if progress:
+        if progress and sys.stderr.isatty():           # a bar redrawn in place
             done = int(30 * n / len(cases))
             print(f"\reval [{'#' * done}{'.' * (30 - done)}] {n}/{len(cases)}", end="", file=sys.stderr, flush=True)
-    if progress:
+        elif progress and (n == len(cases) or n % max(1, len(cases) // 10) == 0):
+            print(f"eval {n}/{len(cases)}", file=sys.stderr, flush=True)   # a log: a line every tenth
+    if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     categories = sorted({r["category"] for r in rows})
     summary = {c: summarise([r for r in rows if r["category"] == c]) for c in categories}
@@ -3624,6 +3626,9 @@ class TestOutputs(CLITestCase):
         self.assertEqual(result["summary"]["none"]["recall"], None)      # no positives: undefined
         self.assertAlmostEqual(overall["flag_every_case_f1"], 2 / 3)    # P 0.5, R 1 for a detector that always fires
         self.assertIn("flagging every case as a conflict scores F1 0.67", render_eval(result["summary"]))
+        _, _, err = self.cli("--eval", path)           # progress in a log: whole lines, no carriage returns
+        self.assertEqual([line for line in err.splitlines() if line.startswith("eval ")], ["eval 1/2", "eval 2/2"])
+        self.assertNotIn("\r", err)
 
     def test_answer_scoring_rules(self) -> None:
         self.assertTrue(answer_correct("It is  Kash   Patel.", ["kash patel"]))
