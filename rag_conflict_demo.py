@@ -333,6 +333,15 @@ _LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season
 
 
 _LABEL_WORDS = frozenset(_LABEL_NOUNS + _SUPERLATIVES)   # one of them is in every label
+# What a 'which gate / room / platform' question asks: the label after that noun, 'gate B14', 'Room 4C'.
+_ANSWER_LABEL_RE = re.compile(rf"\b(?P<noun>{'|'.join(_LABEL_NOUNS)})\s+"
+                              r"(?P<id>(?-i:[A-Z]{0,2}\d{1,4}[A-Z]?|[A-Z]{1,2}))\b", re.I)
+
+
+@functools.cache
+def label_stems() -> frozenset[str]:
+    """The stems of _LABEL_NOUNS (made at first use: the stemmer is not loaded at import)."""
+    return frozenset(map(stem, _LABEL_NOUNS))
 
 
 def label_matches(text: str, words: Sequence[str] | None = None) -> list[re.Match[str]]:
@@ -1511,6 +1520,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     if not query_words.isdisjoint(_CONTACT_WORDS):    # 'What is the support e-mail address?'
         names |= frozenset().union(*(contacts(s.text) for s in chosen))
+    if asks == "name" and not query_words.isdisjoint(label_stems()):   # 'Which gate...?': 'gate B14' answers
+        names |= frozenset(f"{m['noun'].lower()}:{m['id'].lower()}" for s in chosen
+                           for m in _ANSWER_LABEL_RE.finditer(s.text) if stem(m["noun"]) in query_words)
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
@@ -3147,6 +3159,10 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Call +1 555 0100 or see https://contoso.com/help.",
                                     "Call +1-555-0100 or see www.contoso.com/help/.",
                                     "What is the support phone number?"))
+        found = self.pair("Flight LX318 to London departs at 09:30 from gate B12.",   # both name London: the
+                          "Flight LX318 to London now departs from gate B14.",      # gate asked tells them apart
+                          "Which gate does flight LX318 leave from?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("gate:b12",), ("gate:b14",)))
         self.assertEqual([q.text for q in extract_quantities("call +1 555 0100 or (555) 010-0199, 20 agents")],
                          ["20 agents"])                           # a phone number is no amount
 
