@@ -2244,15 +2244,17 @@ class ConflictAwareRAG:
         source = next((c.document for c, (s, e) in zip(resolution.kept, spans) if s <= answer.start < e), None)
         surfaced = [c for c in resolution.clusters if c.strategy == "surface"]
         split = next((c for c in surfaced if source is not None and source.doc_id in c.kept), None)
-        if split is not None:                          # read each side alone and show them together
+        if split is not None:                          # each side's disputed claims, side by side
             by_id = {c.document.doc_id: c.document for c in contexts}
+            disputed = disputed_claims(split, report.pairs, by_id)
             sides = [(by_id[d], self.reader.read(query, by_id[d].text)) for d in split.kept]
-            said: dict[Any, list[tuple[Document, Answer]]] = {}   # each distinct answer: who gives it
-            for d, a in sides:
-                if a.text:
-                    said.setdefault(answer_key(a.text), []).append((d, a))
+            said: dict[Any, list[tuple[Document, str]]] = {}   # each distinct answer: who gives it
+            for d, a in sides:                         # a side with no figure, state or name in dispute
+                shown = disputed.get(d.doc_id) or a.text   # (a revision word): what the reader finds in it
+                if shown:
+                    said.setdefault(answer_key(shown), []).append((d, shown))
             if len(said) > 1:
-                cite = [["; ".join(f"{d.title}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1].text]
+                cite = [["; ".join(f"{d.title}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1]]
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 # no one answer is surer than its share: the least sure side's confidence, split among the answers
@@ -2260,6 +2262,39 @@ class ConflictAwareRAG:
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
                            _warning(mode, report, resolution, contexts), tuple(contexts), report,
                            resolution.clusters, context, split_answer)
+
+
+def disputed_claims(cluster: Cluster, pairs: Iterable[ConflictPair], docs: dict[str, Document]) -> dict[str, str]:
+    """What each kept member of a surfaced cluster claims in the contradictions dates cannot decide, as
+    written: {'s': 'a buy', 'j': 'a sell'}; {'d3': 'Cristiano Ronaldo'}. Figures, states and names only
+    (a revision word claims no answer); a member in no such pair is left out."""
+    found: dict[str, dict[str, None]] = {}
+    for p in pairs:
+        if p.kind in ("numerical", "state", "entity") and p.a in cluster.kept and p.b in cluster.kept:
+            for doc_id, claims in ((p.a, p.claims_a), (p.b, p.claims_b)):
+                shown = _names_as_written(claims, docs[doc_id].text) if p.kind == "entity" else claims
+                found.setdefault(doc_id, {}).update(dict.fromkeys(shown))
+    return {doc_id: ", ".join(claims) for doc_id, claims in found.items()}
+
+
+def _names_as_written(words: Sequence[str], text: str) -> list[str]:
+    """Name words (lower case, sorted) back as the text writes them, in its order, words that stand
+    together joined: ('cristiano', 'ronaldo') -> ['Cristiano Ronaldo']; 'email:help@acme.com' -> 'help@acme.com'."""
+    at = []
+    for word in words:
+        word = word.partition(":")[2] if ":" in word else word
+        m = re.search(rf"(?<![\w@.]){re.escape(word)}(?![\w@])", text, re.I)
+        at.append((m.start(), m.end()) if m else (len(text), len(text)))
+    names: list[str] = []
+    last_end = -1
+    for (start, end), word in sorted(zip(at, words)):
+        written = text[start:end] if start < len(text) else word
+        if names and last_end >= 0 and start > last_end and not text[last_end:start].strip():
+            names[-1] += " " + written                 # 'Cristiano' and 'Ronaldo' stand together
+        else:
+            names.append(written)
+        last_end = end if start < len(text) else -1
+    return names
 
 
 def _conflict_status(mode: str, report: ConflictReport, resolution: Resolution) -> str:
@@ -3312,6 +3347,17 @@ class TestResolution(unittest.TestCase):
     def report(*edges: tuple[str, str]) -> ConflictReport:
         return ConflictReport(bool(edges), tuple(ConflictPair(a, b, "numerical", "", 0.9, (), ()) for a, b in edges), 0)
 
+    def test_surfaced_claims_as_written(self) -> None:
+        docs = {i: Document(i, i, t) for i, t in (("a", "By most counts, Cristiano Ronaldo is the highest-paid."),
+                                                   ("b", "Forbes ranks Lionel Messi first."),
+                                                   ("c", "The list is no longer updated."))}
+        pairs = [ConflictPair("a", "b", "entity", "", 0.9, ("cristiano", "ronaldo"), ("lionel", "messi")),
+                 ConflictPair("a", "c", "signal", "", 0.9, (), ("no longer",))]   # a revision word answers nothing
+        cluster = Cluster(("a", "b", "c"), ("a", "b", "c"), (), "surface", "")
+        self.assertEqual(disputed_claims(cluster, pairs, docs), {"a": "Cristiano Ronaldo", "b": "Lionel Messi"})
+        self.assertEqual(_names_as_written(("b12", "gate:b14", "london"), "To London from gate B14, not B12."),
+                         ["London", "B14", "B12"])
+
     def test_two_independent_clusters_keep_their_own_winner(self) -> None:
         contexts = [self.ctx("a1", "2023-01-01"), self.ctx("b1", "2022-05-01"),
                     self.ctx("a2", "2024-01-01"), self.ctx("b2", "2021-01-01"), self.ctx("x", "")]
@@ -3610,8 +3656,8 @@ class TestOutputs(CLITestCase):
         run = json.loads(out)["runs"][0]
         self.assertEqual(run["conflict"]["clusters"][0]["strategy"], "surface")
         self.assertTrue(run["answer"].startswith("Sources disagree: "), run["answer"])
-        self.assertIn("(Analyst-Note-Smith, 2024-03-01)", run["answer"])
-        self.assertIn("(Analyst-Note-Jones, 2024-03-01)", run["answer"])
+        self.assertEqual(sorted(run["answer"].removeprefix("Sources disagree: ").split(" vs ")),   # the claims
+                         ["'a buy' (Analyst-Note-Smith, 2024-03-01)", "'a sell' (Analyst-Note-Jones, 2024-03-01)"])
         self.assertLessEqual(run["confidence"], 0.5)              # two answers: neither surer than half
         _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
                                "--top-k", "2", "--mode", "resolved", "--no-color")
