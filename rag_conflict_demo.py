@@ -2281,8 +2281,8 @@ def _names_as_written(words: Sequence[str], text: str) -> list[str]:
     """Name words (lower case, sorted) back as the text writes them, in its order, words that stand
     together joined: ('cristiano', 'ronaldo') -> ['Cristiano Ronaldo']; 'email:help@acme.com' -> 'help@acme.com'."""
     at = []
+    words = [word.partition(":")[2] if ":" in word else word for word in words]   # 'gate:b14' -> 'b14'
     for word in words:
-        word = word.partition(":")[2] if ":" in word else word
         m = re.search(rf"(?<![\w@.]){re.escape(word)}(?![\w@])", text, re.I)
         at.append((m.start(), m.end()) if m else (len(text), len(text)))
     names: list[str] = []
@@ -3357,6 +3357,7 @@ class TestResolution(unittest.TestCase):
         self.assertEqual(disputed_claims(cluster, pairs, docs), {"a": "Cristiano Ronaldo", "b": "Lionel Messi"})
         self.assertEqual(_names_as_written(("b12", "gate:b14", "london"), "To London from gate B14, not B12."),
                          ["London", "B14", "B12"])
+        self.assertEqual(_names_as_written(("email:x@y.com",), "(not in the text)"), ["x@y.com"])
 
     def test_two_independent_clusters_keep_their_own_winner(self) -> None:
         contexts = [self.ctx("a1", "2023-01-01"), self.ctx("b1", "2022-05-01"),
