@@ -711,6 +711,16 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
+_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "°C", "°F"})   # extract_quantities' own
+_UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
+
+
+def _counted_kind(question: str) -> str:
+    """'' for no how-many question; 'units' when it counts days, hours, kilometres...; else 'things'."""
+    if not _HOW_MANY_RE.search(question):
+        return ""
+    m = re.search(r"\bhow many\s+([a-z]+)", question, re.I)
+    return "units" if m and singular(m.group(1).lower()) in _UNIT_NOUNS else "things"
 _WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
@@ -1427,7 +1437,9 @@ class Question:
     subjects: frozenset[str]                         # plans, periods, labels it names (sets_apart): 'team', 'q3'
     asks: str                                        # answer_kind: 'name', 'moment', 'version' or ''
     named: frozenset[str]                            # stems of the words it capitalises: the subject ('Acme')
-    counts: bool                                     # 'how many ...': no sum of money or share answers it
+    counts: str                                      # 'how many ...': no sum of money or share answers it;
+                                                     # 'things' (how many novels: nor a duration or a
+                                                     # measure) or 'units' (how many days, kilometres)
     place: bool                                      # 'where ...', 'what is its address' (no amount asked too):
                                                      # no figure answers it
     bound: str = ""                                  # asked_bound: '<' a maximum, '>' a minimum
@@ -1436,11 +1448,11 @@ class Question:
     @classmethod
     def of(cls, query: str | None) -> Question:
         if not query:
-            return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), False, False)
+            return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), "", False)
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
-                   bool(_HOW_MANY_RE.search(query)),
+                   _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query),
                    asked_bound(query))
 
@@ -1452,7 +1464,8 @@ class Question:
 
     def takes(self, q: Quantity) -> bool:
         """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
-        return not (self.place or (self.counts and q.unit in _NOT_COUNTS))
+        return not (self.place or (self.counts and q.unit in _NOT_COUNTS)
+                    or (self.counts == "things" and q.unit in _MEASURE_UNITS))   # 'over 40 years' counts no novels
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
@@ -3030,6 +3043,11 @@ class TestDetector(unittest.TestCase):
                                     "How many employees does Acme have?"))   # money counts no one
         self.assertEqual(self.pair("Acme has 240 employees.", "Acme has 310 employees.",
                                    "How many employees does Acme have?").kind, "numerical")
+        novels = "How many novels has Stephen King published?"   # a duration counts no novels; days, it does
+        self.assertIsNone(self.pair("King has published novels for over 40 years.",
+                                    "One of his novels stayed on the list for 20 weeks.", novels))
+        self.assertEqual(self.pair("Refunds are accepted within 14 days.", "Refunds are accepted within 30 days.",
+                                   "How many days do customers have to ask for a refund?").kind, "numerical")
         # a question in a document claims nothing: the FAQ's answer is compared, not its two questions
         faq = ("When did the Browns last make the playoffs? Did the Browns make the playoffs this year? "
                "They last made the playoffs in January 2021.")
