@@ -24,7 +24,20 @@ detection is O(k^2) in the number of retrieved documents (fine for the k a reade
 """
 from __future__ import annotations
 
-import argparse
+import signal
+import sys
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """Ctrl-C before main() runs (numpy and the rest still loading): one line and status 130, no traceback."""
+    print("rag_conflict_demo.py: interrupted", file=sys.stderr)
+    sys.exit(130)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # the imports below take a moment: the handler above makes a Ctrl-C during them quiet
 import functools
 import gc
 import itertools
@@ -33,7 +46,6 @@ import logging
 import math
 import os
 import re
-import sys
 import textwrap
 import time
 import zlib
@@ -2858,6 +2870,8 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         parser.error("--query is empty")
     if not -1.0 <= args.topic_threshold <= 1.0:
         parser.error("--topic-threshold must be between -1 and 1")
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # from here a KeyboardInterrupt, caught below
     if args.test or args.test_models:
         return run_tests(with_models=args.test_models)
     setup_logging(args.quiet)
@@ -3876,6 +3890,17 @@ class TestHardening(CLITestCase):
         with contextlib.redirect_stdout(ClosedPipe()), contextlib.redirect_stderr(err):
             self.assertEqual(main(["--query", "What is the API rate limit?", "--quiet"], models=self.offline_models), 0)
         self.assertNotIn("Traceback", err.getvalue())
+
+    def test_interrupt_while_starting_is_one_line(self) -> None:
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as stop:
+            _interrupted_while_starting(signal.SIGINT, None)
+        self.assertEqual((stop.exception.code, err.getvalue()), (130, "rag_conflict_demo.py: interrupted\n"))
+        source = Path(__file__).read_text(encoding="utf-8")   # installed before the slow imports
+        self.assertLess(source.index("signal.signal(signal.SIGINT, _interrupted_while_starting)"),
+                        source.index("import numpy"))
 
     def test_no_unsafe_loading_in_the_source(self) -> None:
         source = Path(__file__).read_text(encoding="utf-8")
