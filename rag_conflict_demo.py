@@ -671,8 +671,8 @@ _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "
 # for 2 real conflicts). The last line lists ends of life: 'API keys are deprecated' against 'uses API keys'.
 _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "replaced", "superseded",
                               "rescinded", "reversed", "withdrawn", "changed", "no longer", "replacing", "replaces",
-                              "succeeded", "succeeds", "succeeding", "successor", "stepped down", "took over",
-                              "moved", "relocated", "rescheduled", "renamed",
+                              "succeeded", "succeeds", "succeeding", "successor", "stepped down", "steps down",
+                              "took over", "takes over", "taken over", "moved", "relocated", "rescheduled", "renamed",
                               "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
                               "repealed", "dropped support", "ended support"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
@@ -3260,6 +3260,9 @@ class TestDetector(unittest.TestCase):
                           "Agenda update: Lena Ortiz replaces Mark Chen for the opening keynote.",
                           "Who gives the opening keynote?")
         self.assertEqual((found.kind, found.claims_b), ("signal", ("replaces",)))
+        found = self.pair("Tom Lee will serve as interim CFO.", "Rosa Diaz takes over as interim CFO from Tom Lee.",
+                          "Who is the interim CFO?")
+        self.assertEqual(found.claims_b, ("takes over",))
         worth = "Is the new headset worth buying?"   # a negation of what the other side says, on what is asked
         found = self.pair("The new headset is worth buying: great sound and a comfortable fit.",
                           "The new headset is not worth buying: the battery dies after four hours.", worth)
