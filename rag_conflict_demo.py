@@ -2082,8 +2082,9 @@ def counted_noun(question: str) -> frozenset[str]:
 
 
 def _counts(q: Quantity, counted: frozenset[str]) -> bool:
-    """The figure is of what the question counts: '180 employees' for {'employee'}."""
-    return bool(content_words(q.unit) & counted)
+    """The figure is of what the question counts: '180 employees' for {'employee'}, '10 days' (a duration)
+    for {'day'}."""
+    return bool(content_words(f"{q.unit} {q.text}") & counted)
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str],
@@ -3532,6 +3533,8 @@ class TestPipeline(unittest.TestCase):
         context = "You must be at least 16 years old to open an account; users under 18 need a parent's consent."
         self.assertEqual(reader.read("What is the minimum age to open an account?", context).text,
                          "at least 16 years")                              # the bound asked for
+        context = "Benefits:\n- 25 vacation days\n- 10 days of sick leave"   # '10 days' counts days too
+        self.assertEqual(reader.read("How many days of sick leave do employees get?", context).text, "10 days")
         context = "The nightly hotel limit is $220 in most cities and $300 in London, New York and Tokyo."
         self.assertEqual(reader.read("What is the nightly hotel limit in London?", context).text,
                          "$300")                                           # the figure about the name asked
