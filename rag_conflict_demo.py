@@ -722,6 +722,7 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty|commission"
     r"|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
+_COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
 _MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "°C", "°F"})   # extract_quantities' own
 _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
@@ -731,7 +732,7 @@ def _counted_kind(question: str) -> str:
     """'' for no how-many question; 'units' when it counts days, hours, kilometres...; else 'things'."""
     if not _HOW_MANY_RE.search(question):
         return ""
-    m = re.search(r"\bhow many\s+([a-z]+)", question, re.I)
+    m = _COUNTED_RE.search(question)
     return "units" if m and singular(m.group(1).lower()) in _UNIT_NOUNS else "things"
 _WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
@@ -2067,7 +2068,6 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
-_COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)
 
 
 _PERSONS = content_words("people persons employees staff workers members residents inhabitants")
