@@ -346,6 +346,8 @@ _LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season
 
 _LABEL_WORDS = frozenset(_LABEL_NOUNS + _SUPERLATIVES)   # one of them is in every label
 # What a 'which gate / room / platform' question asks: the label after that noun, 'gate B14', 'Room 4C'.
+# Not _LABEL_RE, whose labels name subjects and set facts apart: read as one, 'gate B12' and 'gate B14'
+# made the departures at 09:30 and 10:45 facts about two gates, not a change of one flight.
 _ANSWER_LABEL_RE = re.compile(rf"\b(?P<noun>{'|'.join(_LABEL_NOUNS)})\s+"
                               r"(?P<id>(?-i:[A-Z]{0,2}\d{1,4}[A-Z]?|[A-Z]{1,2}))\b", re.I)
 
