@@ -1540,11 +1540,11 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             said.setdefault(q.key, []).append(qual)
             if q.hedge or _is_range(q):
                 loose.setdefault(q.unit, []).append((q, qual))
+    # a revision word the question says itself is none ('Can therapy reverse aging?'), but 'dropped
+    # support' still is one when the question asks about 'support'
     signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
                                                                   if question.on_what_is_asked(s.words)))
                         if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
-    # a revision word the question says is none ('Can therapy reverse aging?'), but 'dropped support' still
-    # is one when the question asks about 'support'
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     if not query_words.isdisjoint(_CONTACT_WORDS):    # 'What is the support e-mail address?'
         names |= frozenset().union(*(contacts(s.text) for s in chosen))
