@@ -807,7 +807,8 @@ def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = 
 # E-mail addresses, web addresses and phone numbers: what a contact question asks, and never amounts.
 _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<url>(?:https?://|www\.)[^\s,;()<>\"]*[^\s,;()<>\".!?'’])"
-                         r"|(?P<phone>(?:\+|\(\d)[\d ()./-]{6,}\d|\b\d{3}-\d{3}-\d{4}\b)", re.I)
+                         r"|(?P<phone>\+\d{1,3}(?:[ .-]\(?\d{1,4}\)?){2,5}(?!\d)"   # +1 555 0100, +44 20 7946 0958
+                         r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)", re.I)   # (555) 010-0199
 _CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
 _CONTACT_WORDS = content_words("email e-mail website url link phone telephone fax contact hotline")
 
@@ -3235,6 +3236,8 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("gate:b12",), ("gate:b14",)))
         self.assertEqual([q.text for q in extract_quantities("call +1 555 0100 or (555) 010-0199, 20 agents")],
                          ["20 agents"])                           # a phone number is no amount
+        self.assertEqual([q.text for q in extract_quantities("In the year (2023) 14,000 people joined.")],
+                         ["14,000 people"])                       # but a year in brackets and a figure are
 
     def test_signal_asymmetry(self) -> None:
         found = self.pair("Employees must work from the office three days a week.",
