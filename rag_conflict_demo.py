@@ -379,7 +379,8 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
 # number of up to three digits. Like a label it names a subject ('aero#5') and claims no amount.
-_MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b(?![.,:]\d|\s?(?:%|percent\b))")
+_MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b"
+                       r"(?![.,:]\d|\s?(?:%|percent\b|hundred|thousand|million|billion|trillion))")   # 'Acme 3 million
 _NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around", "over", "under", "nearly",
                          "almost", "some", "top", "only"])
 
@@ -3154,6 +3155,7 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair(*aero))
         self.assertEqual(self.pair(aero[0], "The battery of the Aero 5 lasts 10 hours.").kind, "numerical")
         self.assertEqual([q.text for q in extract_quantities("the Aero 7 battery lasts 18 hours")], ["18 hours"])
+        self.assertEqual([q.text for q in extract_quantities("sold to Tesla 3 million cars")], ["3 million cars"])
         self.assertEqual(claims_of("The Aero 7 lasts 18 hours.", "How long does the Aero 5 last?").sentences, ())
         self.assertIsNotNone(self.pair("The free plan allows 100 requests per minute.",
                                        "The plan now allows 500 requests per minute."))
