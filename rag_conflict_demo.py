@@ -2143,7 +2143,7 @@ class EmbeddingReader:
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
         amount = not kind and bool(_AMOUNT_QUESTION_RE.search(question)) and not _EXPLAIN_QUESTION_RE.search(question)
-        counted, bound = counted_noun(question), asked_bound(question)
+        counted, bound = counted_noun(question), asked.bound
         numbers = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
