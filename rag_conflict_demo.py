@@ -882,14 +882,32 @@ def _describes_a_noun(words: Sequence[str], n: int) -> bool:
                                       and after not in _MONTHS)
 
 
+# Words that end a negation's reach: 'not sold, but leasing is allowed' does not negate 'allowed'.
+_SCOPE_BREAKS = frozenset("but and or while although though whereas which that who whom whose because if when "
+                          "unless so yet however than".split())
+
+
+def _negated_at(words: Sequence[str], n: int) -> list[int]:
+    """Where a negation of the word words[n] stands (empty if none): up to four words before it, in the
+    same clause ('not allowed', 'no longer supported', 'no person shall be denied')."""
+    found = []
+    for i in range(n - 1, max(-1, n - 5), -1):
+        if words[i] in _SCOPE_BREAKS:
+            break
+        if words[i] in _STATE_NEGATIONS:
+            found.append(i)
+    return found[::-1]
+
+
 def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
     """The state words and phrases among tokens, as written, each with its (row, side) of _STATE_OPPOSITES;
-    a word up to two after a negation takes the other side: {'closed': ..., 'no longer supported': ...}.
+    a word up to four after a negation in its clause takes the other side: {'closed': ..., 'no longer
+    supported': ...}.
     A word that describes a noun ('paid leave') states nothing."""
     found = {}
     for n, word in enumerate(words):
         if word in _STATE_OF_WORD and not _describes_a_noun(words, n):
-            negated = [i for i in range(max(0, n - 2), n) if words[i] in _STATE_NEGATIONS]
+            negated = _negated_at(words, n)
             if negated:                                # 'not allowed' is prohibited, 'no longer open' closed
                 found[" ".join(words[negated[0]:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
             else:
@@ -3292,6 +3310,11 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Dogs are allowed in the office on Fridays if they are house-trained.",
                           "Dogs are not allowed in the office any more, following complaints from allergic staff.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("allowed",), ("not allowed",)))
+        # up to four words before, in the same clause: both deny that it is denied; a 'but' ends the reach
+        self.assertIsNone(self.pair("The act guarantees that no person shall be denied the right to vote.",
+                                    "The act guarantees that the right to vote shall not be denied.",
+                                    "What does the act guarantee?"))
+        self.assertEqual(state_words(tokens("Food is not sold here but allowed")), {"allowed": ((1, 1),)})
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
