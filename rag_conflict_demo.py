@@ -858,6 +858,9 @@ _STATE_PHRASES = {w: states for w, states in _STATE_OF_WORD.items() if " " in w}
 _PHRASE_WORDS = frozenset(max(w.split(), key=len) for w in _STATE_PHRASES)   # 'stock': checked first, fast
 
 
+# what follows 'down' when a figure fell, not a service: 'down 5%', 'down from 2023', 'down sharply'
+_FELL_BY_RE = "(?:from|by|to|on|over|compared|year|sharply|slightly|significantly|nearly|almost|about|roughly)"
+
 _STATE_NEGATIONS = frozenset("not no never cannot can't won't isn't aren't wasn't weren't doesn't don't".split())
 
 
@@ -915,6 +918,9 @@ def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
     if not _PHRASE_WORDS.isdisjoint(words):
         text = f" {' '.join(words)} "
         found.update((phrase, states) for phrase, states in _STATE_PHRASES.items() if f" {phrase} " in text)
+        for phrase in ("is down", "are down"):         # a figure that fell is no outage: 'revenue is down 5%'
+            if phrase in found and not re.search(rf" {phrase} (?!\S*\d|{_FELL_BY_RE}\b)", text):
+                del found[phrase]
     return found
 
 
@@ -3338,6 +3344,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Incident: the payment API is down.", "Resolved: the payment API is operational again.",
                           "What is the status of the payment API?")   # a status page
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("is down",), ("operational",)))
+        for fell in ("Revenue is down 5% this year.", "Sales are down from 2023.", "Sign-ups are down sharply."):
+            self.assertEqual(find_states(tokens(fell)), frozenset(), fell)   # a figure that fell is no outage
+        self.assertEqual(find_states(tokens("The site is down for maintenance.")), find_states(tokens("It is down.")))
         self.assertEqual(change_subjects("The Basic plan was retired."), {"basic"})
         self.assertEqual(change_subjects("The Pro plan includes a dashboard."), frozenset())   # no state, no revision
 
