@@ -83,6 +83,7 @@ READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
+CITED_TITLE_WORDS = 4            # words of a title that a "Sources disagree" answer cites (the panel lists it whole)
 PANEL_WIDTH = 78
 
 # -----------------------------------------------------------------------------
@@ -2308,7 +2309,7 @@ class ConflictAwareRAG:
                 if shown:
                     said.setdefault(answer_key(shown), []).append((d, shown))
             if len(said) > 1:
-                cite = [["; ".join(f"{d.title}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1]]
+                cite = [["; ".join(f"{_cited(d.title)}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1]]
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 # no one answer is surer than its share: the least sure side's confidence, split among the answers
@@ -2316,6 +2317,14 @@ class ConflictAwareRAG:
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
                            _warning(mode, report, resolution, contexts), tuple(contexts), report,
                            resolution.clusters, context, split_answer)
+
+
+def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
+    """A title as an answer cites it, short: before a site's name ('Croatia and the euro - Wikipedia' ->
+    'Croatia and the euro'), at most its first words ('Forbes list of the world's…'). The panel's sources
+    list gives it whole."""
+    parts = (re.split(r"\s+(?:[-|–—]+|::?)\s+", title.strip())[0] or title).split()
+    return " ".join(parts) if len(parts) <= words else " ".join(parts[:words]) + "…"
 
 
 def disputed_claims(cluster: Cluster, pairs: Iterable[ConflictPair], docs: dict[str, Document]) -> dict[str, str]:
@@ -3737,6 +3746,9 @@ class TestOutputs(CLITestCase):
         self.assertEqual(sorted(run["answer"].removeprefix("Sources disagree: ").split(" vs ")),   # the claims
                          ["'a buy' (Analyst-Note-Smith, 2024-03-01)", "'a sell' (Analyst-Note-Jones, 2024-03-01)"])
         self.assertLessEqual(run["confidence"], 0.5)              # two answers: neither surer than half
+        # a web page's title is cited short: before the site's name, its first words
+        self.assertEqual(_cited("Croatia and the euro - Wikipedia"), "Croatia and the euro")
+        self.assertEqual(_cited("Forbes list of the world's highest-paid athletes"), "Forbes list of the…")
         _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "How do analysts rate Acme stock?",
                                "--top-k", "2", "--mode", "resolved", "--no-color")
         self.assertIn("not a single-source answer", panel)
