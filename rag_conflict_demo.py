@@ -812,7 +812,17 @@ _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<phone>\+\d{1,3}(?:[ .-]\(?\d{1,4}\)?){2,5}(?!\d)"   # +1 555 0100, +44 20 7946 0958
                          r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)", re.I)   # (555) 010-0199
 _CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
-_CONTACT_WORDS = content_words("email e-mail website url link phone telephone fax contact hotline")
+# the question's words that ask for contact details, each with the kinds it asks for
+_CONTACT_KINDS = {**{w: ("email",) for w in content_words("email")},
+                  **{w: ("phone",) for w in content_words("phone telephone fax hotline")},
+                  **{w: ("url",) for w in content_words("website url link")},
+                  **{w: ("email", "phone", "url") for w in content_words("contact")}}
+
+
+def asked_contacts(query_words: frozenset[str]) -> frozenset[str]:
+    """The kinds of contact detail a question asks for (its stems): 'What is the support e-mail?' -> {'email'}."""
+    kinds = frozenset(kind for word in query_words & _CONTACT_KINDS.keys() for kind in _CONTACT_KINDS[word])
+    return kinds | {"email"} if {"e", "mail"} <= query_words else kinds   # 'e-mail' is two words
 
 
 def contacts(text: str) -> frozenset[str]:
@@ -1573,7 +1583,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                                                                   if question.on_what_is_asked(s.words)))
                         if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
-    if not query_words.isdisjoint(_CONTACT_WORDS):    # 'What is the support e-mail address?'
+    if asked_contacts(query_words):                  # 'What is the support e-mail address?'
         names |= frozenset().union(*(contacts(s.text) for s in chosen))
     if asks == "name" and not query_words.isdisjoint(label_stems()):   # 'Which gate...?': 'gate B14' answers
         names |= frozenset(f"{m['noun'].lower()}:{m['id'].lower()}" for s in chosen
@@ -2173,9 +2183,13 @@ class EmbeddingReader:
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
+        asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
         for n, (s, e) in enumerate(spans):
             text = context[s:e]
-            if amount:
+            found_contact = next((m for m in _CONTACT_RE.finditer(text) if m.lastgroup in asked_for), None)
+            if found_contact:
+                answers[n], typed[n] = (s + found_contact.start(), s + found_contact.end()), 2
+            elif amount:
                 found = [q for q in extract_quantities(text) if asked.takes(q)   # a count: no money or share
                          and not off_subject(figure_qualifiers(text, q), asked.subjects)
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
@@ -3552,6 +3566,10 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "For support, email help@northwind.io. Phone support has ended; call +1 555 0100 for sales."
+        self.assertEqual(reader.read("What is the support email address?", context).text,   # the detail asked
+                         "help@northwind.io")
+        self.assertEqual(reader.read("What is the sales phone number?", context).text, "+1 555 0100")
         context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
         self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
                          "In the end the race went to Jorge Martin.")
