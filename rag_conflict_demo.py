@@ -1677,21 +1677,34 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
         return False
     if len(a.words & b.words) / len(a.words | b.words) >= 0.5:
         return True
-    said_a, said_b = (predicates(" ".join(x.sentences)) for x in (a, b))   # 'is not worth buying' against
-    return any(p in said_b[not negated] and not a.asked.isdisjoint(p)   # 'is worth buying', on what is asked
-               for negated in (True, False) for p in said_a[negated])
+    return negated_predicate(a, b) is not None
 
 
-def predicates(text: str) -> dict[bool, frozenset[tuple[str, str]]]:
-    """Each two content words in a row, by whether a negation comes just before them (stems): 'The
-    headset is not worth buying' -> {True: {('worth', 'buy')}, False: {('headset', 'worth'), ...}}."""
-    found: dict[bool, set[tuple[str, str]]] = {True: set(), False: set()}
-    words = [w for w in tokens(text) if w not in _STOPWORDS or w in _NEGATION_TOKENS]
+def negated_predicate(a: DocClaims, b: DocClaims) -> tuple[str, str] | None:
+    """Two content words in a row, one of them asked, that one side negates and the other says, as each
+    side writes them: ('worth buying', 'not worth buying') for 'is worth buying' against 'is not worth
+    buying'; else None."""
+    said_a, said_b = (predicates(" ".join(x.sentences)) for x in (a, b))
+    for negated in (True, False):
+        for p, written in said_a[negated].items():
+            if p in said_b[not negated] and not a.asked.isdisjoint(p):
+                return written, said_b[not negated][p]
+    return None
+
+
+def predicates(text: str) -> dict[bool, dict[tuple[str, str], str]]:
+    """Each two content words in a row (stems), by whether a negation comes just before them, with the
+    words as written, a negation included: 'The new headset is not worth buying' -> {True: {('worth', 'buy'):
+    'not worth buying'}, False: {('new', 'headset'): 'new headset'}}."""
+    found: dict[bool, dict[tuple[str, str], str]] = {True: {}, False: {}}
+    words = [m for m in _WORD_RE.finditer(text.lower()) if m.group() not in _STOPWORDS or m.group() in _NEGATION_TOKENS]
     for n in range(len(words) - 1):
-        if words[n] not in _NEGATION_TOKENS and words[n + 1] not in _NEGATION_TOKENS:
-            negated = n > 0 and words[n - 1] in _NEGATION_TOKENS
-            found[negated].add((stem(words[n]), stem(words[n + 1])))
-    return {negated: frozenset(pairs) for negated, pairs in found.items()}
+        first, second = words[n].group(), words[n + 1].group()
+        if first not in _NEGATION_TOKENS and second not in _NEGATION_TOKENS:
+            negated = n > 0 and words[n - 1].group() in _NEGATION_TOKENS
+            start = words[n - 1 if negated else n].start()
+            found[negated].setdefault((stem(first), stem(second)), text[start:words[n + 1].end()])
+    return found
 
 
 def names_apart(a: frozenset[str], b: frozenset[str]) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -1871,6 +1884,11 @@ class ConflictDetector:
                                 f"different names answer the question: {', '.join(shown_a)} vs "
                                 f"{', '.join(shown_b)}", topic_sim, shown_a, shown_b)
         if signal_asymmetry(a, b):
+            predicate = negated_predicate(a, b)
+            if predicate:                              # what one side says and the other negates
+                return ConflictPair(a.doc_id, b.doc_id, "signal",
+                                    f"negated on one side only: '{predicate[0]}' vs '{predicate[1]}'",
+                                    topic_sim, (predicate[0],), (predicate[1],))
             only_a, only_b = sorted(a.signals - b.signals), sorted(b.signals - a.signals)
             return ConflictPair(a.doc_id, b.doc_id, "signal",
                                 "contradiction signals on one side only: "
@@ -2343,11 +2361,13 @@ def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
 
 def disputed_claims(cluster: Cluster, pairs: Iterable[ConflictPair], docs: dict[str, Document]) -> dict[str, str]:
     """What each kept member of a surfaced cluster claims in the contradictions dates cannot decide, as
-    written: {'s': 'a buy', 'j': 'a sell'}; {'d3': 'Cristiano Ronaldo'}. Figures, states and names only
-    (a revision word claims no answer); a member in no such pair is left out."""
+    written: {'s': 'a buy', 'j': 'a sell'}; {'d3': 'Cristiano Ronaldo'}. Figures, states, names and what
+    one side negates ('not worth buying') only (a revision word claims no answer); a member in no such
+    pair is left out."""
     found: dict[str, dict[str, None]] = {}
     for p in pairs:
-        if p.kind in ("numerical", "state", "entity") and p.a in cluster.kept and p.b in cluster.kept:
+        quoted = p.kind != "signal" or not CONTRADICTION_SIGNALS.issuperset(p.claims_a + p.claims_b)
+        if p.kind != "nli" and quoted and p.a in cluster.kept and p.b in cluster.kept:
             for doc_id, claims in ((p.a, p.claims_a), (p.b, p.claims_b)):
                 shown = _names_as_written(claims, docs[doc_id].text) if p.kind == "entity" else claims
                 found.setdefault(doc_id, {}).update(dict.fromkeys(shown))
@@ -3321,7 +3341,10 @@ class TestDetector(unittest.TestCase):
         worth = "Is the new headset worth buying?"   # a negation of what the other side says, on what is asked
         found = self.pair("The new headset is worth buying: great sound and a comfortable fit.",
                           "The new headset is not worth buying: the battery dies after four hours.", worth)
-        self.assertEqual((found.kind, found.claims_b), ("signal", ("not",)))
+        self.assertEqual((found.kind, found.claims_a, found.claims_b),   # as written, to quote
+                         ("signal", ("worth buying",), ("not worth buying",)))
+        self.assertEqual(predicates("The new headset is not worth buying."),
+                         {True: {("worth", "buy"): "not worth buying"}, False: {("new", "headset"): "new headset"}})
         self.assertIsNone(self.pair("The headset supports Bluetooth multipoint and is worth buying.",   # not
                                     "The new headset does not support Bluetooth multipoint; its battery lasts "
                                     "four hours.", worth))     # on what is asked
@@ -3764,6 +3787,13 @@ class TestOutputs(CLITestCase):
         self.assertEqual(sorted(run["answer"].removeprefix("Sources disagree: ").split(" vs ")),   # the claims
                          ["'a buy' (Analyst-Note-Smith, 2024-03-01)", "'a sell' (Analyst-Note-Jones, 2024-03-01)"])
         self.assertLessEqual(run["confidence"], 0.5)              # two answers: neither surer than half
+        reviews = "\n".join(json.dumps({"doc_id": i, "timestamp": "2024-04-01", "text": f"Acme Phone 5 is {v}."})
+                            for i, v in (("Kim", "worth buying for its camera"), ("Ortiz", "not worth buying at all")))
+        code, out, _ = self.cli("--kb", self.file("reviews.jsonl", reviews), "--query",
+                                "Is the Acme Phone 5 worth buying?", "--json", "--top-k", "2", "--mode", "resolved")
+        answer = json.loads(out)["runs"][0]["answer"]              # what one side says and the other negates
+        self.assertEqual(sorted(answer.removeprefix("Sources disagree: ").split(" vs ")),
+                         ["'not worth buying' (Ortiz, 2024-04-01)", "'worth buying' (Kim, 2024-04-01)"])
         # a web page's title is cited short: before the site's name, its first words
         self.assertEqual(_cited("Croatia and the euro - Wikipedia"), "Croatia and the euro")
         self.assertEqual(_cited("Forbes list of the world's highest-paid athletes"), "Forbes list of the…")
