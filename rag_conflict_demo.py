@@ -471,6 +471,17 @@ def _parse_number(raw: str) -> float:
     return float(sum(_NUMBER_WORDS[w] for w in re.split(r"[- ]", raw)))
 
 
+# after a number, a name and the noun that says what it counts: "six Women's Rugby World Cup titles"
+_AFTER_NAME_RE = re.compile(r"(?:\s+[A-Z][\w\-]*(?:['’]s)?)+\s+([a-z]+)\b")
+
+
+def _is_name_word(word: str) -> bool:
+    """A capitalised word after a number that may start a name, not a unit: 'Cracker' (Barrel), 'Women'
+    ('s Rugby), not 'Days', 'Dollars', 'MB' or 'Mbps'."""
+    return (len(word) > 2 and word[0].isupper() and word[1:].islower() and any(c in "aeiouy" for c in word[1:])
+            and _unit_key(word) == singular(word.lower()) and singular(word.lower()) not in _UNIT_NOUNS)
+
+
 def _unit_key(unit_phrase: str) -> str:
     """'business days' -> 'business day'; 'dollars' -> '$'."""
     words = [singular(w) for w in unit_phrase.lower().split()]
@@ -535,6 +546,11 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         scale = _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
+        unit_end = m.end("unit")
+        if unit and _is_name_word(unit.split()[0]):    # '657 Cracker Barrel stores': a name, then what it
+            noun = _AFTER_NAME_RE.match(text, m.start("unit"))   # counts (in a heading, '5,000 Exoplanets',
+            if noun and noun[1] not in _STOPWORDS:     # the capitalised word is still the unit)
+                unit, unit_end, rate = noun[1], noun.end(), None
         unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
                                            else _unit_key(unit_text) if unit_text else "")
@@ -557,7 +573,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         elif glued and not cur:
             end = m.end("glued")
         elif unit and not cur:
-            end = m.end("unit")
+            end = unit_end
             noun = _NEXT_NOUN_RE.match(text, end)   # shown, not compared: '20 virtual machines'
             if noun and unit.split()[-1][-1:] != "s" and noun.group(1) not in _STOPWORDS:
                 end = noun.end()
@@ -3038,6 +3054,9 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual([q.key for q in extract_quantities("a 24-month warranty, a two-year warranty")],
                          [q.key for q in extract_quantities("24 months, 2 years")])   # a unit after a hyphen
         self.assertEqual(self.values("a 10-km run, COVID-19, two-factor login"), [(10000.0, "metre")])
+        # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
+        self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
+                         [(657.0, "restaurant"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
         self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
     def test_ranges_temperatures_and_decimals(self) -> None:
@@ -3589,6 +3608,9 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "New Zealand have won six Women's Rugby World Cup titles, most recently in 2021."
+        self.assertEqual(reader.read("How many Women's Rugby World Cup titles has New Zealand won?", context).text,
+                         "six Women's Rugby World Cup titles")   # a name after a figure is no unit ('six Women')
         context = "For support, email help@northwind.io. Phone support has ended; call +1 555 0100 for sales."
         self.assertEqual(reader.read("What is the support email address?", context).text,   # the detail asked
                          "help@northwind.io")
