@@ -220,9 +220,12 @@ def _shorten(text: str, limit: int = 400) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def singular(word: str) -> str:
-    """Crude singular, for unit words: 'employees' -> 'employee', 'policies' -> 'policy', 'class' stays."""
+    """Crude singular, for unit words: 'employees' -> 'employee', 'policies' -> 'policy', 'branches' ->
+    'branch', 'class' stays."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes")) and len(word) > 4:
+        return word[:-2]
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
@@ -482,11 +485,21 @@ def _is_name_word(word: str) -> bool:
             and _unit_key(word) == singular(word.lower()) and singular(word.lower()) not in _UNIT_NOUNS)
 
 
+# Count nouns that count one kind of thing, a kind a line: '657 restaurants' and 'over 660 locations'
+# are one quantity. Like the state lexicon, a starting list to extend for one's own domain.
+_COUNT_NOUNS = {singular(w): line.split()[0] for line in """
+    location store shop outlet branch restaurant cafe site venue
+    person people employee staffer worker member
+""".strip().splitlines() for w in line.split()}
+
+
 def _unit_key(unit_phrase: str) -> str:
-    """'business days' -> 'business day'; 'dollars' -> '$'."""
+    """'business days' -> 'business day'; 'dollars' -> '$'; 'restaurants' -> 'location' (_COUNT_NOUNS)."""
     words = [singular(w) for w in unit_phrase.lower().split()]
     if words and words[0] in _CURRENCY_WORDS:
         return _CURRENCY_WORDS[words[0]]
+    if len(words) == 1 and words[0] in _COUNT_NOUNS:
+        return _COUNT_NOUNS[words[0]]
     return " ".join(words)
 
 
@@ -3029,7 +3042,7 @@ class TestQuantities(unittest.TestCase):
 
     def test_years_and_small_integers_are_not_claims(self) -> None:
         self.assertEqual(self.values("In 2023 we opened 3 of them on 2024-01-15 at 09:30"), [])
-        self.assertEqual(self.values("we run 7 stores"), [(7.0, "store")])   # a unit makes it a claim
+        self.assertEqual(self.values("we run 7 stores"), [(7.0, "location")])   # a unit makes it a claim
         self.assertEqual([q.text for q in extract_quantities("up to 20 virtual machines, 5,000+ users")],
                          ["up to 20 virtual machines", "5,000+ users"])   # a hedge is part of what is said
 
@@ -3054,9 +3067,12 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual([q.key for q in extract_quantities("a 24-month warranty, a two-year warranty")],
                          [q.key for q in extract_quantities("24 months, 2 years")])   # a unit after a hyphen
         self.assertEqual(self.values("a 10-km run, COVID-19, two-factor login"), [(10000.0, "metre")])
+        # count nouns of one kind of thing are one unit (_COUNT_NOUNS): 'over 660 locations' against '657 restaurants'
+        self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
+                         [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
-                         [(657.0, "restaurant"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
+                         [(657.0, "location"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
         self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
 
     def test_ranges_temperatures_and_decimals(self) -> None:
