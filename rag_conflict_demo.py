@@ -208,6 +208,36 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_TABLE_LINE_RE = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.M)
+_TABLE_RULE_RE = re.compile(r"[\s|:\-]*-{3,}[\s|:\-]*")
+
+
+def table_rows(text: str) -> dict[tuple[int, int], str]:
+    """Each data row of a markdown table in text, by its line's span, read with the table's header:
+    '| Team | $15 | 1 TB |' under '| Plan | Price | Storage |' -> 'Plan: Team; Price: $15; Storage: 1 TB.'
+    A row alone says nothing of what its figures are; with its header it says it as a sentence does."""
+    rows: dict[tuple[int, int], str] = {}
+    if "|" not in text:                                # a cheap first test: most texts hold no table
+        return rows
+    header: list[str] | None = None
+    last_end = -2
+    for m in _TABLE_LINE_RE.finditer(text):
+        cells = [c.strip() for c in m.group(1).split("|")]
+        if m.start() > last_end + 1:                   # a new table: its first line is the header
+            header = cells
+        elif _TABLE_RULE_RE.fullmatch(m.group(1)) is None and header is not None:
+            said = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
+            rows[(m.start(1) - 1, m.end(1) + 1)] = said + "."
+        last_end = m.end()
+    return rows
+
+
+def _header_of(row: str, q: Quantity) -> str:
+    """The header of the cell that holds figure q in a table row read by table_rows ('Storage' of 'Storage: 1 TB')."""
+    cell = row.rfind("; ", 0, q.start) + 1
+    return row[cell:row.find(":", cell, q.start) + 1]
+
+
 def _drop_oldest(cache: dict[Any, Any], limit: int) -> None:
     """Bound a cache: drop its oldest entries (dicts keep insertion order) until at most limit remain."""
     while len(cache) > limit:
@@ -1435,8 +1465,14 @@ class SentenceClaims:
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     """Every sentence of text with its claims (names wait until a question asks for one)."""
     analysed = []
+    rows, read_rows = table_rows(text), set()
     for s, e in sentence_spans(text):
-        sentence = text[s:e]
+        row = next((r for r in rows if r[0] <= s and e <= r[1]), None)   # a table row, read with its header
+        if row in read_rows:
+            continue                                   # (a row cut into two 'sentences' is read once)
+        sentence = rows[row] if row else text[s:e]
+        if row:
+            read_rows.add(row)
         words = tokens(sentence)
         has_digit = re.search(r"\d", sentence)
         calendar = (list(_CALENDAR_RE.finditer(sentence)) if has_digit or not _MOMENT_WORDS.isdisjoint(words)
@@ -2213,14 +2249,17 @@ class EmbeddingReader:
         asked = Question.of(question)
         query_words = asked.words
         spans = candidate_spans(context)
+        rows = table_rows(context)                     # a table row is read with its header ...
+        said = {span: next((rows[r] for r in rows if r[0] <= span[0] and span[1] <= r[1]), context[slice(*span)])
+                for span in spans} if rows else {span: context[slice(*span)] for span in spans}
         overlap = []
-        for s, e in spans:
-            words = tokens(context[s:e])
+        for span in spans:
+            words = tokens(said[span])
             shared = words_shared(asked, content_words(words), lambda w=words: initials(w))
             overlap.append(min(len(query_words), shared))
         ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
         if asked.subjects:                             # not the Business plan's, asked the Enterprise's
-            ranked = (i for i in ranked if not off_subject(subjects_named(context[slice(*spans[i])]), asked.subjects))
+            ranked = (i for i in ranked if not off_subject(subjects_named(said[spans[i]]), asked.subjects))
         order = list(itertools.islice(ranked, READER_MAX_CANDIDATES))   # checked best first, as far as needed
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
@@ -2232,7 +2271,7 @@ class EmbeddingReader:
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
         for n, (s, e) in enumerate(spans):
-            text = context[s:e]
+            text = said[(s, e)]
             found_contact = next((m for m in _CONTACT_RE.finditer(text) if m.lastgroup in asked_for), None)
             if found_contact:
                 answers[n], typed[n] = (s + found_contact.start(), s + found_contact.end()), 2
@@ -2242,8 +2281,12 @@ class EmbeddingReader:
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
-                    q = min(found, key=lambda q: _figure_rank(q, text, hits, counted, bound, asked.named))
-                    answers[n], typed[n] = (s + q.start, s + q.end), 1 + _counts(q, counted)
+                    row = text != context[s:e]       # the figure under a header the question names first
+                    q = min(found, key=lambda q: (row and query_words.isdisjoint(content_words(_header_of(text, q))),
+                                                  _figure_rank(q, text, hits, counted, bound, asked.named)))
+                    at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
+                    if at >= 0:
+                        answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
             elif kind == "moment":                     # a date with its day above a year or a month
@@ -2254,7 +2297,7 @@ class EmbeddingReader:
                 typed[n] = int(bool(extract_versions(text)))
         if not spans:
             return Answer("", 0.0)
-        vectors = self._embed([question] + [context[s:e] for s, e in spans])
+        vectors = self._embed([question] + [said[span] for span in spans])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
                   + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words)))
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
@@ -3383,6 +3426,20 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The headset supports Bluetooth multipoint and is worth buying.",   # not
                                     "The new headset does not support Bluetooth multipoint; its battery lasts "
                                     "four hours.", worth))     # on what is asked
+
+    def test_markdown_tables_are_read_with_their_header(self) -> None:
+        def table(team_storage: str, starter_price: str) -> str:
+            return ("## Plans\n\n| Plan | Price | Storage |\n|---|---|---|\n"
+                    f"| Starter | {starter_price} | 100 GB |\n| Team | $15 | {team_storage} |\n")
+        self.assertEqual(list(table_rows(table("1 TB", "$5")).values()),
+                         ["Plan: Starter; Price: $5; Storage: 100 GB.", "Plan: Team; Price: $15; Storage: 1 TB."])
+        q = "What is the storage limit of the Team plan?"
+        found = self.pair(table("1 TB", "$5"), table("2 TB", "$5"), q)   # a row alone says not what 1 TB is
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("1 TB",), ("2 TB",)))
+        self.assertIsNone(self.pair(table("1 TB", "$5"), table("1 TB", "$6"), q))   # the Starter plan's price
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertEqual(reader.read(q, table("2 TB", "$5")).text, "2 TB")   # the cell under 'Storage'
+        self.assertEqual(table_rows("Not a table | a | b |\n| one line |"), {})
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
