@@ -71,6 +71,7 @@ HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
 COVERED_TOPIC_THRESHOLD = 0.5   # ... when both documents' chosen sentences hold every word of the question
+NAMED_TOPIC_THRESHOLD = 0.3     # ... and name the same person or thing (asked for a name)
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -1866,12 +1867,17 @@ class ConflictDetector:
             claims = [self._claims(x.document, echo) if not c.sentences and sims[n, lead] >= self.topic_threshold
                       else c for n, (c, x) in enumerate(zip(claims, contexts))]
         # Two pages whose chosen sentences hold every word of the question are on its topic even when the
-        # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them.
+        # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
+        # still when both name the same person (a short page's names weigh much in its embedding).
         gate = sims >= self.topic_threshold
         covered = np.flatnonzero([bool(question.words) and question.words <= c.words for c in claims])
         if len(covered) > 1:
             among = np.ix_(covered, covered)
             gate[among] |= sims[among] >= COVERED_TOPIC_THRESHOLD
+            if question.asks == "name":                # ... and lower still when they name the same person
+                low = (sims[among] >= NAMED_TOPIC_THRESHOLD) & ~gate[among]   # ('Alan Smith' is the CFO;
+                for i, j in zip(*(covered[x] for x in np.nonzero(low))):   # 'Dana White succeeded Alan Smith')
+                    gate[i, j] = not claims[i].names.isdisjoint(claims[j].names)
         rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
@@ -3535,6 +3541,12 @@ class TestDetector(unittest.TestCase):
         farther = np.array([[1.0, 0.0], [0.4, np.sqrt(0.84)]], dtype=np.float32)   # cosine 0.4
         self.assertFalse(detector.detect(cfo, farther, "Who is the CFO of Litware?").has_conflict)
         self.assertFalse(detector.detect(cfo, mid, "Who is the CFO of Litware's parent?").has_conflict)
+        # ... and down to NAMED_TOPIC_THRESHOLD when both name the same person (a succession)
+        cfo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+               (("a", "Our CFO is Alan Smith."), ("b", "Dana White was appointed CFO, succeeding Alan Smith."))]
+        self.assertEqual(detector.detect(cfo, farther, "Who is the CFO?").pairs[0].claims_b, ("succeeding",))
+        farthest = np.array([[1.0, 0.0], [0.2, np.sqrt(0.96)]], dtype=np.float32)   # cosine 0.2
+        self.assertFalse(detector.detect(cfo, farthest, "Who is the CFO?").has_conflict)
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
         texts = (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."), ("c", "Revenue was $4.2M."))
