@@ -591,7 +591,11 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
         unit_end = m.end("unit")
-        if unit and _is_name_word(unit.split()[0]):    # '657 Cracker Barrel stores': a name, then what it
+        if unit and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly)", unit):   # no unit: '169,176 according to', but
+            noun = _NEXT_NOUN_RE.match(text, unit_end)              # '120 visiting scholars' counts scholars
+            unit, unit_end, rate = ((noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS
+                                    else (None, -1, None))
+        elif unit and _is_name_word(unit.split()[0]):    # '657 Cracker Barrel stores': a name, then what it
             noun = _AFTER_NAME_RE.match(text, m.start("unit"))   # counts (in a heading, '5,000 Exoplanets',
             if noun and noun[1] not in _STOPWORDS:     # the capitalised word is still the unit)
                 unit, unit_end, rate = noun[1], noun.end(), None
@@ -3119,6 +3123,9 @@ class TestQuantities(unittest.TestCase):
         # count nouns of one kind of thing are one unit (_COUNT_NOUNS): 'over 660 locations' against '657 restaurants'
         self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
                          [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
+        # a word in -ing or -ly after a figure is no unit ('169,176 according'), the plural after it is
+        self.assertEqual(self.values("169,176 according to the census; 120 visiting scholars"),
+                         [(169176.0, ""), (120.0, "scholar")])
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
                          [(657.0, "location"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
