@@ -2213,9 +2213,14 @@ def counted_noun(question: str) -> frozenset[str]:
     return counted | _PERSONS if counted & _PERSONS else counted
 
 
+_TIME_UNIT_STEMS = content_words(" ".join(f"{unit}s" for unit in _SECONDS_PER if len(unit) > 2))
+
+
 def _counts(q: Quantity, counted: frozenset[str]) -> bool:
-    """The figure is of what the question counts: '180 employees' for {'employee'}, '10 days' (a duration)
-    for {'day'}."""
+    """The figure is of what the question counts: '180 employees' for {'employee'}; a duration for any
+    unit of time ('16 weeks' answers 'how many days')."""
+    if q.unit == "duration" and not counted.isdisjoint(_TIME_UNIT_STEMS):
+        return True
     return bool(content_words(f"{q.unit} {q.text}") & counted)
 
 
@@ -3700,6 +3705,9 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "Staff get 25 vacation days and 12 sick days. Parental leave for employees is 16 weeks."
+        self.assertEqual(reader.read("How many days of parental leave do employees get?", context).text,
+                         "16 weeks")                   # any unit of time answers 'how many days'
         context = "New Zealand have won six Women's Rugby World Cup titles, most recently in 2021."
         self.assertEqual(reader.read("How many Women's Rugby World Cup titles has New Zealand won?", context).text,
                          "six Women's Rugby World Cup titles")   # a name after a figure is no unit ('six Women')
