@@ -717,18 +717,28 @@ _VERSION_RE = re.compile(r"(?=[vVrR\d])(?<![\w.])(?:(?:v|version\s+|release\s+)(
 
 def extract_versions(text: str) -> list[Quantity]:
     """Version labels, as their parts without trailing zeros ('v2.4' and '2.4.0' agree): what a
-    'latest version' question asks for.
+    'latest version' question asks for. A number like '3.11' is one only in a text that speaks of versions.
 
-    >>> [(q.text, q.key) for q in extract_versions("v2.4 (2.4.0) replaced version 2, not 3.11 or 10.0.0.1x")]
-    [('v2.4', (2.0, 4.0)), ('2.4.0', (2.0, 4.0)), ('version 2', (2.0,))]
+    >>> [(q.text, q.key) for q in extract_versions("v2.4 (2.4.0) replaced version 2 and 3.11, not 10.0.0.1x")]
+    [('v2.4', (2.0, 4.0)), ('2.4.0', (2.0, 4.0)), ('version 2', (2.0,)), ('3.11', (3.0, 11.0))]
+    >>> extract_versions("Shares rose 3.11 points.")
+    []
     """
     found = []
-    for m in _VERSION_RE.finditer(text):
+    matches = list(_VERSION_RE.finditer(text))
+    if _VERSION_WORD_RE.search(text):                  # a text that speaks of versions: '... is 3.9' is one
+        taken = [(m.start(), m.end()) for m in matches]
+        matches += [m for m in _BARE_VERSION_RE.finditer(text) if not any(s <= m.start() < e for s, e in taken)]
+    for m in sorted(matches, key=lambda m: m.start()):
         parts = [float(p) for p in (m.group("tag") or m.group("dotted")).split(".")]
         while len(parts) > 1 and parts[-1] == 0:
             parts.pop()
         found.append(Quantity(parts[0], "version", m.group(), m.start(), m.end(), tuple(parts)))
     return found
+
+
+_VERSION_WORD_RE = re.compile(r"\b(?:version|release)\b", re.I)
+_BARE_VERSION_RE = re.compile(r"(?<![\w.$€£¥,])(?P<tag>)(?P<dotted>\d+\.\d+)(?![\w%]|[.,]\d)")
 
 
 _NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "cannot", "can't", "won't", "isn't",
@@ -3357,6 +3367,8 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The latest version is 2.3.1.", "The latest version is 2.4.0.", latest)
         self.assertEqual((found.claims_a, found.claims_b), (("2.3.1",), ("2.4.0",)))
         self.assertIsNone(self.pair("The latest release is v2.4.", "The latest release is 2.4.0.", latest))
+        found = self.pair("The latest version of the app is 3.9.", "Version 4.2 is now the latest version.", latest)
+        self.assertEqual((found.claims_a, found.claims_b), (("3.9",), ("Version 4.2",)))   # '3.9' is a version here
         self.assertIsNone(self.pair("Version 4.2 adds dark mode.", "Version 4.3 adds search.", "What is new?"))
         self.assertIsNotNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 7-10 business days."))
         self.assertIsNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 3 to 5 business days."))
