@@ -1549,6 +1549,23 @@ class DocClaims:
 _BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
 
 
+_AGE_RE = re.compile(r"\b(?:ages?|aged|how old|years? old|year-olds?|old enough)\b", re.I)
+
+
+def as_age(q: Quantity, sentence: str) -> Quantity:
+    """A figure as an age in years when its sentence speaks of age: '16 years old' (a duration) and
+    'the minimum age is 18' (a bare number) compare; any other figure unchanged."""
+    if q.unit not in ("", "duration") or not _AGE_RE.search(sentence):
+        return q
+    if q.unit == "duration":
+        low, high = q.key if isinstance(q.key, tuple) else (q.key, q.key)
+        years = round((low + high) / 2 / _SECONDS_PER["year"], 2)
+        if years < 1 or abs(years - round(years)) > 0.05:
+            return q                                   # '6 months old' is no age in years
+        return replace(q, value=float(round(years)), unit="age", key=float(round(years)))
+    return replace(q, unit="age")
+
+
 def asked_bound(question: str) -> str:
     """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
     years'), '<' for a maximum ('up to 5 devices'), else ''."""
@@ -1575,6 +1592,7 @@ class Question:
     place: bool                                      # 'where ...', 'what is its address' (no amount asked too):
                                                      # no figure answers it
     bound: str = ""                                  # asked_bound: '<' a maximum, '>' a minimum
+    age: bool = False                                # 'How old...', 'What is the minimum age...': see as_age
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
@@ -1586,7 +1604,7 @@ class Question:
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query),
-                   asked_bound(query))
+                   asked_bound(query), bool(_AGE_RE.search(query)))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1651,6 +1669,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         for q, qual in sentence.figures + asked:
             if off_subject(qual, subjects) or not question.takes(q):
                 continue                               # the Starter plan's price, asked about the Team plan
+            if question.age:                           # 'at least 16 years old' against 'the minimum age is 18'
+                q = as_age(q, sentence.text)
             if bound and not q.hedge:                  # 'the maximum dose was lowered to 40 mg' states a
                 q = replace(q, hedge=bound)            # maximum, as 'up to 60 mg' does: they disagree
             figures.setdefault(q.unit, []).append((q, qual))
@@ -3300,6 +3320,15 @@ class TestDetector(unittest.TestCase):
                          ({"adult"}, {"may"}))      # the verb is no month
         self.assertIsNone(self.pair("Adults may take up to 60 mg of it daily.", "A typical dose is 40 mg.",
                                     "What is the maximum daily dose for adults?"))   # no maximum stated
+        # asked an age, '16 years old' and a bare '18' in a sentence on age are ages in years
+        age = "What is the minimum age to open an account?"
+        found = self.pair("You must be at least 16 years old to open an account.",
+                          "The minimum age to open an account is now 18.", age)
+        self.assertEqual((found.claims_a, found.claims_b), (("at least 16 years",), ("18",)))
+        self.assertIsNone(self.pair("You must be 18 years old to open an account.",
+                                    "The minimum age to open an account is 18.", age))
+        self.assertEqual(as_age(Quantity(15778800.0, "duration", "6 months", key=15778800.0), "6 months old"),
+                         Quantity(15778800.0, "duration", "6 months", key=15778800.0))   # no age in years
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
