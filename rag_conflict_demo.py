@@ -1593,18 +1593,22 @@ class Question:
                                                      # no figure answers it
     bound: str = ""                                  # asked_bound: '<' a maximum, '>' a minimum
     age: bool = False                                # 'How old...', 'What is the minimum age...': see as_age
+    states: frozenset[tuple[int, int]] = frozenset()  # its state words' (row, side): 'available' in 'Is X available?'
+    state_stems: frozenset[str] = frozenset()        # ... and those words' stems
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
 
     @classmethod
     def of(cls, query: str | None) -> Question:
         if not query:
             return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), "", False)
+        said = state_words(tokens(query))
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query),
-                   asked_bound(query), bool(_AGE_RE.search(query)))
+                   asked_bound(query), bool(_AGE_RE.search(query)),
+                   frozenset(state for states in said.values() for state in states), content_words(" ".join(said)))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1616,6 +1620,18 @@ class Question:
         """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
         return not (self.place or (self.counts and q.unit in _NOT_COUNTS)
                     or (self.counts == "things" and q.unit in _MEASURE_UNITS))   # 'over 40 years' counts no novels
+
+
+def covers(question: Question, claims: DocClaims) -> bool:
+    """Whether a document's chosen sentences hold every word of the question, a state word by any state of
+    its row: 'The desktop app for Windows has been discontinued' covers 'Is the desktop app available for
+    Windows?' (the state is what the two sides say differently)."""
+    if not question.words:
+        return False
+    if not question.states:
+        return question.words <= claims.words
+    rows = {row for row, _ in question.states}
+    return (question.words - question.state_stems) <= claims.words and any(row in rows for row, _ in claims.states)
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
@@ -1904,7 +1920,7 @@ class ConflictDetector:
         # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
         # still when both name the same person (a short page's names weigh much in its embedding).
         gate = sims >= self.topic_threshold
-        covered = np.flatnonzero([bool(question.words) and question.words <= c.words for c in claims])
+        covered = np.flatnonzero([covers(question, c) for c in claims])
         if len(covered) > 1:
             among = np.ix_(covered, covered)
             gate[among] |= sims[among] >= COVERED_TOPIC_THRESHOLD
@@ -3594,6 +3610,12 @@ class TestDetector(unittest.TestCase):
         farther = np.array([[1.0, 0.0], [0.4, np.sqrt(0.84)]], dtype=np.float32)   # cosine 0.4
         self.assertFalse(detector.detect(cfo, farther, "Who is the CFO of Litware?").has_conflict)
         self.assertFalse(detector.detect(cfo, mid, "Who is the CFO of Litware's parent?").has_conflict)
+        # a state word of the question is held by any state of its row: the other state is the answer
+        app = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+               (("a", "The desktop app is available for Windows and macOS."),
+                ("b", "The desktop app for Windows has been discontinued."))]
+        self.assertEqual(detector.detect(app, mid, "Is the desktop app available for Windows?").pairs[0].kind, "state")
+        self.assertFalse(detector.detect(app, mid, "Does the desktop app run on Windows?").has_conflict)
         # ... and down to NAMED_TOPIC_THRESHOLD when both name the same person (a succession)
         cfo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
                (("a", "Our CFO is Alan Smith."), ("b", "Dana White was appointed CFO, succeeding Alan Smith."))]
