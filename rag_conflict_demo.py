@@ -2243,6 +2243,11 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
+# a name in a sentence that says its bearer left does not answer who holds the post now
+_DEPARTURE_RE = re.compile(r"\b(?:stepped down|steps down|step down|resigned|resigns|retired|retires|former"
+                           r"|formerly|no longer|left (?:the|his|her|their|its)|was ousted|was dismissed)\b", re.I)
+_PAST_QUESTION_RE = re.compile(r"\b(?:was|were|did|former|previous|before|until|stepped|resigned|retired|left)\b"
+                               r"|\b(?:1[89]|20)\d\d\b", re.I)
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
@@ -2329,6 +2334,7 @@ class EmbeddingReader:
         numbers = set(_NUMBER_TEXT_RE.findall(question))   # 'the Widget 3000' names a product: no amount
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
+        present = not _PAST_QUESTION_RE.search(question)   # 'Who is the CEO?', not 'Who was the CEO in 2019?'
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
         for n, (s, e) in enumerate(spans):
@@ -2348,8 +2354,10 @@ class EmbeddingReader:
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
-            elif kind == "name":                       # a full name ('Kash Patel') above a single word
+            elif kind == "name":                       # a full name ('Kash Patel') above a single word,
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
+                if present and _DEPARTURE_RE.search(text):   # not one who has left ('X stepped down as CEO')
+                    typed[n] = 0
             elif kind == "moment":                     # a date with its day above a year or a month
                 moments = extract_moments(text)
                 typed[n] = (2 if any(q.unit == "date" for q in moments)
@@ -3778,6 +3786,11 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("What is the support email address?", context).text,   # the detail asked
                          "help@northwind.io")
         self.assertEqual(reader.read("What is the sales phone number?", context).text, "+1 555 0100")
+        context = "Priya Raman stepped down as CEO of Northwind in May. Marcus Lee succeeded her."
+        self.assertEqual(reader.read("Who is the CEO of Northwind?", context).text,   # not the one who left
+                         "Marcus Lee succeeded her.")
+        self.assertEqual(reader.read("Who was the CEO of Northwind until May?", context).text,
+                         "Priya Raman stepped down as CEO of Northwind in May.")
         context = "The race went to Spain in the end. In the end the race went to Jorge Martin."
         self.assertEqual(reader.read("Who won the race?", context).text,   # a full name above a single word
                          "In the end the race went to Jorge Martin.")
