@@ -591,13 +591,16 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
         unit_end = m.end("unit")
-        if unit and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly)", unit):   # no unit: '169,176 according to', but
-            noun = _NEXT_NOUN_RE.match(text, unit_end)              # '120 visiting scholars' counts scholars
+        # a word in -ing or -ly is no unit ('169,176 according to'), but a plural after it is ('120 visiting
+        # scholars'); a capitalised word starts a name, and the noun after the name is the unit ('657 Cracker
+        # Barrel stores'; in a heading, '5,000 Exoplanets', the capitalised word is still the unit)
+        if unit and unit.endswith(("ing", "ly")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly)", unit):
+            noun = _NEXT_NOUN_RE.match(text, unit_end)
             unit, unit_end, rate = ((noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS
                                     else (None, -1, None))
-        elif unit and _is_name_word(unit.split()[0]):    # '657 Cracker Barrel stores': a name, then what it
-            noun = _AFTER_NAME_RE.match(text, m.start("unit"))   # counts (in a heading, '5,000 Exoplanets',
-            if noun and noun[1] not in _STOPWORDS:     # the capitalised word is still the unit)
+        elif unit and _is_name_word(unit.split()[0]):
+            noun = _AFTER_NAME_RE.match(text, m.start("unit"))
+            if noun and noun[1] not in _STOPWORDS:
                 unit, unit_end, rate = noun[1], noun.end(), None
         unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
@@ -726,7 +729,8 @@ def extract_versions(text: str) -> list[Quantity]:
     """
     found = []
     matches = list(_VERSION_RE.finditer(text))
-    if _VERSION_WORD_RE.search(text):                  # a text that speaks of versions: '... is 3.9' is one
+    if ("ersion" in text or "elease" in text) and _VERSION_WORD_RE.search(text):   # a text that speaks of
+        # versions: '... is 3.9' is one (the substrings first: a cheap test, as this runs on every sentence)
         taken = [(m.start(), m.end()) for m in matches]
         matches += [m for m in _BARE_VERSION_RE.finditer(text) if not any(s <= m.start() < e for s, e in taken)]
     for m in sorted(matches, key=lambda m: m.start()):
@@ -895,6 +899,8 @@ _CONTACT_KINDS = {**{w: ("email",) for w in content_words("email")},
 
 def asked_contacts(query_words: frozenset[str]) -> frozenset[str]:
     """The kinds of contact detail a question asks for (its stems): 'What is the support e-mail?' -> {'email'}."""
+    if query_words.isdisjoint(_CONTACT_KINDS) and "mail" not in query_words:
+        return frozenset()                             # most questions: asked on every document, kept cheap
     kinds = frozenset(kind for word in query_words & _CONTACT_KINDS.keys() for kind in _CONTACT_KINDS[word])
     return kinds | {"email"} if {"e", "mail"} <= query_words else kinds   # 'e-mail' is two words
 
@@ -1800,27 +1806,35 @@ def negated_predicate(a: DocClaims, b: DocClaims) -> tuple[str, str] | None:
     """Two content words in a row, one of them asked, that one side negates and the other says, as each
     side writes them: ('worth buying', 'not worth buying') for 'is worth buying' against 'is not worth
     buying'; else None."""
-    said_a, said_b = (predicates(" ".join(x.sentences)) for x in (a, b))
+    text_a, text_b = (" ".join(x.sentences) for x in (a, b))
+    said_a, said_b = predicates(text_a), predicates(text_b)
     for negated in (True, False):
-        for p, written in said_a[negated].items():
+        for p in sorted(said_a[negated]):
             if p in said_b[not negated] and not a.asked.isdisjoint(p):
-                return written, said_b[not negated][p]
+                return _predicate_as_written(text_a, p, negated), _predicate_as_written(text_b, p, not negated)
     return None
 
 
-def predicates(text: str) -> dict[bool, dict[tuple[str, str], str]]:
-    """Each two content words in a row (stems), by whether a negation comes just before them, with the
-    words as written, a negation included: 'The new headset is not worth buying' -> {True: {('worth', 'buy'):
-    'not worth buying'}, False: {('new', 'headset'): 'new headset'}}."""
-    found: dict[bool, dict[tuple[str, str], str]] = {True: {}, False: {}}
+def predicates(text: str) -> dict[bool, frozenset[tuple[str, str]]]:
+    """Each two content words in a row (stems), by whether a negation comes just before them: 'The new
+    headset is not worth buying' -> {True: {('worth', 'buy')}, False: {('new', 'headset')}}."""
+    found: dict[bool, set[tuple[str, str]]] = {True: set(), False: set()}
+    words = [w for w in tokens(text) if w not in _STOPWORDS or w in _NEGATION_TOKENS]
+    for n in range(len(words) - 1):
+        if words[n] not in _NEGATION_TOKENS and words[n + 1] not in _NEGATION_TOKENS:
+            negated = n > 0 and words[n - 1] in _NEGATION_TOKENS
+            found[negated].add((stem(words[n]), stem(words[n + 1])))
+    return {negated: frozenset(pairs) for negated, pairs in found.items()}
+
+
+def _predicate_as_written(text: str, predicate: tuple[str, str], negated: bool) -> str:
+    """A predicate of predicates() as text writes it, its negation included: 'not worth buying'."""
     words = [m for m in _WORD_RE.finditer(text.lower()) if m.group() not in _STOPWORDS or m.group() in _NEGATION_TOKENS]
     for n in range(len(words) - 1):
-        first, second = words[n].group(), words[n + 1].group()
-        if first not in _NEGATION_TOKENS and second not in _NEGATION_TOKENS:
-            negated = n > 0 and words[n - 1].group() in _NEGATION_TOKENS
-            start = words[n - 1 if negated else n].start()
-            found[negated].setdefault((stem(first), stem(second)), text[start:words[n + 1].end()])
-    return found
+        if ((stem(words[n].group()), stem(words[n + 1].group())) == predicate
+                and (n > 0 and words[n - 1].group() in _NEGATION_TOKENS) == negated):
+            return text[words[n - 1 if negated else n].start():words[n + 1].end()]
+    return " ".join(predicate)
 
 
 def names_apart(a: frozenset[str], b: frozenset[str]) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -2005,7 +2019,8 @@ class ConflictDetector:
                                 f"different names answer the question: {', '.join(shown_a)} vs "
                                 f"{', '.join(shown_b)}", topic_sim, shown_a, shown_b)
         if signal_asymmetry(a, b):
-            predicate = negated_predicate(a, b)
+            negation = a.signals.isdisjoint(_REVISION_TOKENS) == b.signals.isdisjoint(_REVISION_TOKENS)
+            predicate = negated_predicate(a, b) if negation else None
             if predicate:                              # what one side says and the other negates
                 return ConflictPair(a.doc_id, b.doc_id, "signal",
                                     f"negated on one side only: '{predicate[0]}' vs '{predicate[1]}'",
@@ -3505,7 +3520,7 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b),   # as written, to quote
                          ("signal", ("worth buying",), ("not worth buying",)))
         self.assertEqual(predicates("The new headset is not worth buying."),
-                         {True: {("worth", "buy"): "not worth buying"}, False: {("new", "headset"): "new headset"}})
+                         {True: {("worth", "buy")}, False: {("new", "headset")}})
         self.assertIsNone(self.pair("The headset supports Bluetooth multipoint and is worth buying.",   # not
                                     "The new headset does not support Bluetooth multipoint; its battery lasts "
                                     "four hours.", worth))     # on what is asked
