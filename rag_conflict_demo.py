@@ -1572,6 +1572,22 @@ def as_age(q: Quantity, sentence: str) -> Quantity:
     return replace(q, unit="age")
 
 
+_RANK_QUESTION_RE = re.compile(r"\b(?:rank|ranks|ranked|ranking|rankings)\b", re.I)
+_RANK_RE = re.compile(r"(?<![\w.])(?:No\.\s?)?(\d{1,4})(?:st|nd|rd|th)\b|(?<![\w&])#(\d{1,4})\b", re.I)
+
+
+def extract_ranks(text: str) -> list[Quantity]:
+    """Places in a ranking: '5th', '#3', 'No. 1' (not a day of a month, 'March 8th'): what a rank
+    question asks for.
+
+    >>> [(q.text, q.value) for q in extract_ranks("It ranks 5th (#4 in 2023), up from March 8th.")]
+    [('5th', 5.0), ('#4', 4.0)]
+    """
+    return [Quantity(float(m[1] or m[2]), "rank", m.group(), m.start(), m.end(), float(m[1] or m[2]))
+            for m in _RANK_RE.finditer(text)
+            if not re.search(rf"\b(?:{_MONTH_RE})\.?\s*$", text[max(0, m.start() - 11):m.start()], re.I)]
+
+
 def asked_bound(question: str) -> str:
     """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
     years'), '<' for a maximum ('up to 5 devices'), else ''."""
@@ -1599,6 +1615,7 @@ class Question:
                                                      # no figure answers it
     bound: str = ""                                  # asked_bound: '<' a maximum, '>' a minimum
     age: bool = False                                # 'How old...', 'What is the minimum age...': see as_age
+    rank: bool = False                               # 'Where does it rank?': ordinals are claims (extract_ranks)
     states: frozenset[tuple[int, int]] = frozenset()  # its state words' (row, side): 'available' in 'Is X available?'
     state_stems: frozenset[str] = frozenset()        # ... and those words' stems
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
@@ -1612,8 +1629,9 @@ class Question:
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
-                   bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query),
-                   asked_bound(query), bool(_AGE_RE.search(query)),
+                   bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query)
+                   and not _RANK_QUESTION_RE.search(query), asked_bound(query), bool(_AGE_RE.search(query)),
+                   bool(_RANK_QUESTION_RE.search(query)),
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
@@ -1687,6 +1705,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
+        if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
+            asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
             if off_subject(qual, subjects) or not question.takes(q):
@@ -3359,6 +3379,10 @@ class TestDetector(unittest.TestCase):
                          ({"adult"}, {"may"}))      # the verb is no month
         self.assertIsNone(self.pair("Adults may take up to 60 mg of it daily.", "A typical dose is 40 mg.",
                                     "What is the maximum daily dose for adults?"))   # no maximum stated
+        # asked a rank, ordinals are claims ('8th' was no figure at all)
+        found = self.pair("The university ranks 8th nationally.", "The university now ranks 5th nationally.",
+                          "Where does the university rank nationally?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("8th",), ("5th",)))
         # asked an age, '16 years old' and a bare '18' in a sentence on age are ages in years
         age = "What is the minimum age to open an account?"
         found = self.pair("You must be at least 16 years old to open an account.",
