@@ -233,6 +233,11 @@ def table_rows(text: str) -> dict[tuple[int, int], str]:
     return rows
 
 
+def row_holding(rows: dict[tuple[int, int], str], start: int, end: int) -> tuple[int, int] | None:
+    """The span of the table row (of table_rows) that holds text[start:end], or None."""
+    return next((r for r in rows if r[0] <= start and end <= r[1]), None)
+
+
 def _header_of(row: str, q: Quantity) -> str:
     """The header of the cell that holds figure q in a table row read by table_rows ('Storage' of 'Storage: 1 TB')."""
     cell = row.rfind("; ", 0, q.start) + 1
@@ -981,16 +986,16 @@ _SCOPE_BREAKS = frozenset("but and or while although though whereas which that w
                           "unless so yet however than".split())
 
 
-def _negated_at(words: Sequence[str], n: int) -> list[int]:
-    """Where a negation of the word words[n] stands (empty if none): up to four words before it, in the
-    same clause ('not allowed', 'no longer supported', 'no person shall be denied')."""
-    found = []
+def _negated_at(words: Sequence[str], n: int) -> int | None:
+    """Where a negation of the word words[n] starts, or None: up to four words before it, in the same
+    clause ('not allowed', 'no longer supported', 'no person shall be denied')."""
+    at = None
     for i in range(n - 1, max(-1, n - 5), -1):
         if words[i] in _SCOPE_BREAKS:
             break
         if words[i] in _STATE_NEGATIONS:
-            found.append(i)
-    return found[::-1]
+            at = i
+    return at
 
 
 def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
@@ -1002,8 +1007,8 @@ def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
     for n, word in enumerate(words):
         if word in _STATE_OF_WORD and not _describes_a_noun(words, n):
             negated = _negated_at(words, n)
-            if negated:                                # 'not allowed' is prohibited, 'no longer open' closed
-                found[" ".join(words[negated[0]:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
+            if negated is not None:                    # 'not allowed' is prohibited, 'no longer open' closed
+                found[" ".join(words[negated:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
             else:
                 found[word] = _STATE_OF_WORD[word]
     if not _PHRASE_WORDS.isdisjoint(words):
@@ -1488,7 +1493,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     analysed = []
     rows, read_rows = table_rows(text), set()
     for s, e in sentence_spans(text):
-        row = next((r for r in rows if r[0] <= s and e <= r[1]), None)   # a table row, read with its header
+        row = row_holding(rows, s, e)               # a table row, read with its header
         if row in read_rows:
             continue                                   # (a row cut into two 'sentences' is read once)
         sentence = rows[row] if row else text[s:e]
@@ -1624,14 +1629,13 @@ class Question:
     def of(cls, query: str | None) -> Question:
         if not query:
             return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), "", False)
-        said = state_words(tokens(query))
+        said, rank = state_words(tokens(query)), bool(_RANK_QUESTION_RE.search(query))
         return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query)
-                   and not _RANK_QUESTION_RE.search(query), asked_bound(query), bool(_AGE_RE.search(query)),
-                   bool(_RANK_QUESTION_RE.search(query)),
+                   and not rank, asked_bound(query), bool(_AGE_RE.search(query)), rank,
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
@@ -2351,8 +2355,8 @@ class EmbeddingReader:
         query_words = asked.words
         spans = candidate_spans(context)
         rows = table_rows(context)                     # a table row is read with its header ...
-        said = {span: next((rows[r] for r in rows if r[0] <= span[0] and span[1] <= r[1]), context[slice(*span)])
-                for span in spans} if rows else {span: context[slice(*span)] for span in spans}
+        in_row = {span: row_holding(rows, *span) for span in spans} if rows else {}
+        said = {span: rows[in_row[span]] if in_row.get(span) else context[slice(*span)] for span in spans}
         overlap = []
         for span in spans:
             words = tokens(said[span])
@@ -2383,7 +2387,7 @@ class EmbeddingReader:
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
-                    row = text != context[s:e]       # the figure under a header the question names first
+                    row = bool(in_row.get((s, e)))    # the figure under a header the question names first
                     q = min(found, key=lambda q: (row and query_words.isdisjoint(content_words(_header_of(text, q))),
                                                   _figure_rank(q, text, hits, counted, bound, asked.named)))
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
