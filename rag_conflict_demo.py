@@ -3029,7 +3029,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rag_conflict_demo.py", description="Naive vs conflict-aware RAG, on a CPU, no API key.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     run = parser.add_argument_group("what to run (default: the three-scenario demo)")
-    run.add_argument("--kb", metavar="FILE", help="knowledge base: JSONL or JSON array of documents")
+    run.add_argument("--kb", metavar="FILE", help="knowledge base: JSONL or JSON array of documents (asked --query)")
     run.add_argument("--query", help="ask one question (of --kb, else of the demo knowledge base)")
     run.add_argument("--mode", choices=("naive", "resolved", "both"), default="both",
                      help="which answers --query prints")
@@ -3120,6 +3120,8 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         parser.error("--top-k must be at least 1")
     if args.query is not None and not args.query.strip():
         parser.error("--query is empty")
+    if args.kb and args.query is None and not (args.eval or args.bench or args.test or args.test_models):
+        parser.error("--kb needs --query: the question to ask of your documents")   # not the demo's three
     if not -1.0 <= args.topic_threshold <= 1.0:
         parser.error("--topic-threshold must be between -1 and 1")
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
@@ -3981,7 +3983,8 @@ class TestInput(CLITestCase):
             self.assertIn(message, err)
 
     def test_usage_errors_exit_2(self) -> None:
-        for argv in (["--top-k", "0"], ["--top-k", "-3"], ["--query", "   "], ["--topic-threshold", "2"]):
+        for argv in (["--top-k", "0"], ["--top-k", "-3"], ["--query", "   "], ["--topic-threshold", "2"],
+                     ["--kb", self.file("kb.jsonl", GOOD_KB)]):   # --kb and no question: not the demo's three
             code, _, err = self.cli(*argv)
             self.assertEqual(code, 2, argv)
             self.assertIn("error:", err)
