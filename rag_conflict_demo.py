@@ -398,10 +398,21 @@ def label_stems() -> frozenset[str]:
     return frozenset(map(stem, _LABEL_NOUNS))
 
 
+_NAMED_BEFORE_RE = re.compile(r"\b[A-Z][\w\-]*\s+$")   # 'the Pro ' before 'tier'
+_COUNTED_AFTER_RE = re.compile(r"\s+[a-z]+s\b")         # ' requests' after '600'
+
+
 def label_matches(text: str, words: Sequence[str] | None = None) -> list[re.Match[str]]:
     """_LABEL_RE's matches in text (words: its tokens, if at hand); most texts have none of its words,
-    and a set says so fast."""
-    return [] if _LABEL_WORDS.isdisjoint(tokens(text) if words is None else words) else list(_LABEL_RE.finditer(text))
+    and a set says so fast. A label noun that a name already names and a number that counts something
+    are no label: 'the Pro tier 600 requests per minute' (but 'Tier 2', 'the Pro tier 2 plan')."""
+    if _LABEL_WORDS.isdisjoint(tokens(text) if words is None else words):
+        return []
+    def named_and_counting(m: re.Match[str]) -> bool:
+        name = m["id"] and _NAMED_BEFORE_RE.search(text, max(0, m.start() - 30), m.start())
+        return (bool(name) and name.group().strip().lower() not in _STOPWORDS   # 'The top 10 banks' is a label
+                and bool(_COUNTED_AFTER_RE.match(text, m.end())))
+    return [m for m in _LABEL_RE.finditer(text) if not named_and_counting(m)]
 
 
 def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
@@ -3224,6 +3235,9 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
                          [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
         # a word in -ing or -ly after a figure is no unit ('169,176 according'), the plural after it is
+        # a label noun a name already names, before a number that counts something, is no label
+        self.assertEqual(self.values("the Pro tier 600 requests per minute; Tier 2 has 5 seats; Gate 12 is shut"),
+                         [(600.0, "request/minute"), (5.0, "seat")])
         self.assertEqual(self.values("169,176 according to the census; 120 visiting scholars"),
                          [(169176.0, ""), (120.0, "scholar")])
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
