@@ -483,12 +483,14 @@ def agree(x: Quantity, y: Quantity) -> bool:
     """Two figures of one unit that can both be true: equal, or within what a hedge or a range allows
     ('about 5,000' and '5,012'; 'over 600' and '657'; '3-5 days' and '4 days'). Two figures hedged
     alike state a threshold each ('at least 8' against 'at least 12'), two ranges a spread each ('3-5
-    days' against '5-7 days'): equal only. Versions: equal only."""
+    days' against '5-7 days'): equal only. Versions: equal only. A figure written with a magnitude is
+    rounded ('2.5 million' and '2,487,000'; '$4.2M' and '$4.24M')."""
     if x.key == y.key:
         return True
     if "y" in (x.hedge, y.hedge):                     # 'May 5' agrees with May 5 of any year
         return x.value == y.value
-    if x.unit == "version" or (x.hedge == y.hedge and (_is_range(x) == _is_range(y))):
+    rounded = not (x.hedge or y.hedge) and bool(_rounding(x) or _rounding(y))
+    if x.unit == "version" or (x.hedge == y.hedge and _is_range(x) == _is_range(y) and not rounded):
         return False
     (x_low, x_high), (y_low, y_high) = _allowed(x), _allowed(y)
     return x_low <= y_high and y_low <= x_high
@@ -501,16 +503,39 @@ def _is_range(q: Quantity) -> bool:
 @functools.lru_cache(maxsize=65536)
 def _allowed(q: Quantity) -> tuple[float, float]:
     """The values a figure allows: a range its ends; 'about' 5% either way, or half the unit it is
-    rounded to if more ('about 5,000': 4,500 to 5,500); 'over' and 'under' one side."""
+    rounded to if more ('about 5,000': 4,500 to 5,500); 'over' and 'under' one side; a figure written
+    with a magnitude half the unit of its last digit ('2.5 million': 2,450,000 to 2,550,000)."""
     low, high = q.key if _is_range(q) else (q.value, q.value)
-    written = _WRITTEN_RE.search(q.text)
-    if q.hedge == "~" and written:                    # the number as written: '20' of 'about 20 minutes'
-        digits = re.sub(r"[^\d.]", "", written.group())
-        whole, _, decimals = digits.partition(".")
-        step = 10.0 ** -len(decimals) if decimals else 10.0 ** (len(whole) - len(whole.rstrip("0")))
-        slack = max(0.05 * abs(q.value), 0.5 * step * abs(q.value / (float(digits) or 1.0)))
+    if q.hedge == "~":
+        slack = max(0.05 * abs(q.value), 0.5 * _written_step(q))
+        return low - slack, high + slack
+    if not q.hedge and (slack := _rounding(q)):
         return low - slack, high + slack
     return (low, math.inf) if q.hedge == ">" else (-math.inf, high) if q.hedge == "<" else (low, high)
+
+
+def _written_step(q: Quantity, zeros_round: bool = True) -> float:
+    """What one unit of the last digit written is worth: 100,000 for '2.5 million', 10,000 for 'about
+    20,000' (1,000 if not zeros_round: trailing zeros may be exact), 0 if no number is written."""
+    written = _WRITTEN_RE.search(q.text)              # the number as written: '20' of 'about 20 minutes'
+    if not written:
+        return 0.0
+    digits = re.sub(r"[^\d.]", "", written.group())
+    whole, _, decimals = digits.partition(".")
+    zeros = len(whole) - len(whole.rstrip("0")) if zeros_round else 0
+    step = 10.0 ** -len(decimals) if decimals else 10.0 ** zeros
+    return step * abs(q.value / (float(digits) or 1.0))
+
+
+_MAGNITUDE_WRITTEN_RE = re.compile(r"\d\s?(?:[kmb]|bn|mn|thousand|million|billion|trillion)\b", re.I)
+
+
+def _rounding(q: Quantity) -> float:
+    """How far a plain figure written with a magnitude may be from what it rounds ('$4.2M': 50,000; '$90k':
+    500, its zeros may be exact); 0 for any other (a hedge or a range says its own)."""
+    if q.hedge or _is_range(q) or not _MAGNITUDE_WRITTEN_RE.search(q.text):
+        return 0.0
+    return 0.5 * _written_step(q, zeros_round=False)
 
 
 def _parse_number(raw: str) -> float:
@@ -1732,7 +1757,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                 q = replace(q, hedge=bound)            # maximum, as 'up to 60 mg' does: they disagree
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
-            if q.hedge or _is_range(q):
+            if q.hedge or _is_range(q) or _rounding(q):
                 loose.setdefault(q.unit, []).append((q, qual))
     # a revision word the question says itself is none ('Can therapy reverse aging?'), but 'dropped
     # support' still is one when the question asks about 'support'
@@ -3371,6 +3396,10 @@ class TestDetector(unittest.TestCase):
         self.assertIsNotNone(self.pair("The tank holds 50 l.", "The tank holds 60 liters."))
         self.assertIsNone(self.pair("The salary is $85,000 a year.", "The salary is $85k per year."))   # a rate
         self.assertIsNotNone(self.pair("The salary is $85,000 a year.", "The salary is $90k per year."))
+        # a figure written with a magnitude is rounded to its last digit ('$90k' counts its zeros as exact)
+        self.assertIsNone(self.pair("The metro area has 2.5 million people.", "The metro area has 2,487,000 people."))
+        self.assertIsNone(self.pair("Revenue was $4.2M.", "Revenue was $4.24M."))
+        self.assertIsNotNone(self.pair("Revenue was $48.2 million.", "Revenue was restated to $46.9 million."))
 
     def test_hedged_figures_and_ranges_allow_what_they_say(self) -> None:
         allowed = (("Acme has about 5,000 customers.", "Acme has 5,012 customers."),
