@@ -1152,10 +1152,25 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     For a moment (own=False) its text is its value, its year included: a deadline moved from December
     20, 2024 to January 10, 2025 is one deadline, not two periods."""
     reach = 40 * max(before, after)                    # characters enough for that many words: a sentence
-    left = sentence[max(0, q.start - reach):q.start].split()[-before:]   # of 10,000 figures stays linear
-    right = sentence[q.end:q.end + reach].split()[:after]
-    own_text = [q.text] if own else []
+    left_text, right_text = sentence[max(0, q.start - reach):q.start], sentence[q.end:q.end + reach]   # of
+    own_text = [q.text] if own else []                 # 10,000 figures stays linear
+    # A clause that names what its figure is about says it alone: in 'Basic costs $9, Pro costs $29 and
+    # Business costs $99', the $29 is Pro's, and in 'grew 10% in Europe and 4% in Asia' the 4% is Asia's.
+    # A clause that names nothing ('In Berlin, the office has 120 people') is read with the words before
+    # it, and once those name something, the next clause is about something else.
+    right_clause = right_text[:b.start()] if (b := _CLAUSE_BREAK_RE.search(right_text)) else right_text
+    breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
+    if breaks:
+        found = qualifiers(" ".join([*left_text[breaks[-1].end():].split()[-before:], *own_text,
+                                     *right_clause.split()[:after]]))
+        if found:
+            return found
+    left = left_text.split()[-before:]
+    right = (right_clause if b and qualifiers(" ".join(left + own_text)) else right_text).split()[:after]
     return qualifiers(" ".join(left + own_text + right))
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
 
 
 # -----------------------------------------------------------------------------
@@ -3445,6 +3460,17 @@ class TestDetector(unittest.TestCase):
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
         self.assertIsNone(self.pair("Shipping to Canada takes 5-7 days.", "Shipping within the US takes 2-3 days."))
+        # a clause that names what its figure is about says it alone: a list of plans' prices
+        plans = "Plans: the Basic plan costs {}, the Pro plan costs {} and the Business plan costs $99 per month."
+        a, b = plans.format("$9", "$29"), plans.format("$9", "$35")
+        self.assertEqual([sorted(figure_qualifiers(a, q)) for q in extract_quantities(a)],
+                         [["basic"], ["pro"], ["business"]])
+        self.assertIsNone(self.pair(a, b, "How much does the Basic plan cost?"))   # the Pro plan's price changed
+        self.assertEqual(self.pair(a, b, "How much does the Pro plan cost?").claims_b, ("$35",))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How much does the Pro plan cost?", a).text, "$29")
+        for text, about in (("Sales grew 10% in Europe and 4% in Asia.", [["europe"], ["asia"]]),
+                            ("In Berlin, the office has 120 people.", [["berlin"]])):   # a clause naming none
+            self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
         # a capitalised common word after a colon is no place or name: 'A: You can use...'
         self.assertEqual(self.pair("A: You can use up to 3 devices at the same time.",
                                    "A: Up to 5 devices can be used at once.", "How many devices can I use?").kind,
