@@ -2333,6 +2333,7 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
+_YEAR_WORD_RE = re.compile(r"(?:19|20)\d{2}")
 # a name in a sentence that says its bearer left does not answer who holds the post now
 _DEPARTURE_RE = re.compile(r"\b(?:stepped down|steps down|step down|resigned|resigns|retired|retires|former"
                            r"|formerly|no longer|left (?:the|his|her|their|its)|was ousted|was dismissed)\b", re.I)
@@ -2425,7 +2426,9 @@ class EmbeddingReader:
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         present = not _PAST_QUESTION_RE.search(question)   # 'Who is the CEO?', not 'Who was the CEO in 2019?'
+        asked_period = any(subject_kind(x) in ("year", "fy", "quarter") for x in asked.subjects)
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
+        years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
         for n, (s, e) in enumerate(spans):
             text = said[(s, e)]
@@ -2444,6 +2447,8 @@ class EmbeddingReader:
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
+                        years[n] = max((int(w) for w in figure_qualifiers(text, q) if _YEAR_WORD_RE.fullmatch(w)),
+                                       default=None)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word,
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
                 if present and _DEPARTURE_RE.search(text):   # not one who has left ('X stepped down as CEO')
@@ -2463,6 +2468,12 @@ class EmbeddingReader:
         probs /= probs.sum()                            # confidence: share among all candidates
         if any(typed):                                 # answered by what it asks for: a figure (of what
             scores = np.where(np.array(typed) == max(typed), scores, -np.inf)   # it counts), a name, a date
+            best_overlap = max(overlap[n] for n in range(len(spans)) if typed[n] == max(typed))
+            tied = [n for n in range(len(spans)) if typed[n] == max(typed) and overlap[n] == best_overlap]
+            dated = {years[n] for n in tied} - {None}
+            if len(dated) > 1 and not asked_period:    # figures of several years, none asked: the latest
+                scores = np.where([n not in tied or years[n] in (None, max(dated)) for n in range(len(spans))],
+                                  scores, -np.inf)
         best = int(np.argmax(scores))                   # first of equals: stable
         start, end = answers[best]
         return Answer(context[start:end], float(probs[best]), start, end)
@@ -3890,6 +3901,11 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "In 2020 the town had 12,000 residents. In 2024 the town had 13,500 residents."
+        self.assertEqual(reader.read("How many residents does the town have?", context).text,   # no year asked:
+                         "13,500 residents")            # the latest
+        self.assertEqual(reader.read("How many residents did the town have in 2020?", context).text,
+                         "12,000 residents")
         context = "Staff get 25 vacation days and 12 sick days. Parental leave for employees is 16 weeks."
         self.assertEqual(reader.read("How many days of parental leave do employees get?", context).text,
                          "16 weeks")                   # any unit of time answers 'how many days'
