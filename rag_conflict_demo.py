@@ -227,10 +227,25 @@ def table_rows(text: str) -> dict[tuple[int, int], str]:
         if m.start() > last_end + 1:                   # a new table: its first line is the header
             header = cells
         elif _TABLE_RULE_RE.fullmatch(m.group(1)) is None and header is not None:
-            said = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
+            said = "; ".join(_cell_said(h, c) for h, c in zip(header, cells) if c)
             rows[(m.start(1) - 1, m.end(1) + 1)] = said + "."
         last_end = m.end()
     return rows
+
+
+_HEADER_UNIT_RE = re.compile(r"(?P<name>.*\S)\s*\((?P<unit>[^()]{1,15})\)")   # 'Storage (GB)'
+_BARE_NUMBER_RE = re.compile(r"[-−]?\d[\d,.]*")
+
+
+def _cell_said(header: str, cell: str) -> str:
+    """A cell with its header, a unit the header gives in brackets after a bare number: 'Storage (GB)'
+    and '2000' -> 'Storage: 2000 GB'."""
+    if not header:
+        return cell
+    m = _HEADER_UNIT_RE.fullmatch(header)
+    if m and _BARE_NUMBER_RE.fullmatch(cell):
+        return f"{m['name']}: {cell} {m['unit']}"
+    return f"{header}: {cell}"
 
 
 def row_holding(rows: dict[tuple[int, int], str], start: int, end: int) -> tuple[int, int] | None:
@@ -328,6 +343,9 @@ _MEASURES = {unit: (base, factor) for base, units in (
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+# units that only measure: a year-like number before one is an amount ('2000 GB', '1950 m')
+_MEASURE_KEYS = frozenset([*_MEASURES, "kb", "mb", "gb", "tb", "pb", "kbps", "mbps", "gbps", "mph", "kph", "hz", "khz",
+                           "mhz", "ghz", "w", "kw", "kwh", "mw"])
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
@@ -652,7 +670,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             unit_key += "/" + _PER_ALIASES.get(per, per)
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
-            plain_year = "." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
+            plain_year = ("." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
+                          and unit_key not in _MEASURE_KEYS)   # '2000 GB' is no year
             small_count = is_word or ("." not in num and abs(value) < 10)
             if plain_year or (not unit_key and small_count):
                 continue
@@ -873,7 +892,10 @@ def answer_kind(question: str | None) -> str:
     if _VERSION_QUESTION_RE.search(question):
         return "version"                               # 'which version...' before 'which' asks a name
     thing = _WHAT_THING_RE.search(question)           # 'what city has the most people' asks a name,
-    if _ENTITY_QUESTION_RE.search(question) or (thing and not _AMOUNT_QUESTION_RE.search(thing["noun"])):
+    entity = _ENTITY_QUESTION_RE.search(question)     # 'what is the price of the Team plan' an amount
+    if entity and entity.group().lower().startswith("what") and _AMOUNT_QUESTION_RE.search(entity.group()):
+        entity = None
+    if entity or (thing and not _AMOUNT_QUESTION_RE.search(thing["noun"])):
         return "name"                                  # 'what percentage of staff...' an amount
     return ""
 
@@ -1151,9 +1173,10 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     """Qualifiers in the words around one figure: what this figure is about, not the whole sentence.
     For a moment (own=False) its text is its value, its year included: a deadline moved from December
     20, 2024 to January 10, 2025 is one deadline, not two periods."""
-    reach = 40 * max(before, after)                    # characters enough for that many words: a sentence
-    left_text, right_text = sentence[max(0, q.start - reach):q.start], sentence[q.end:q.end + reach]   # of
-    own_text = [q.text] if own else []                 # 10,000 figures stays linear
+    # characters enough for that many words: a sentence of 10,000 figures stays linear
+    reach = 40 * max(before, after)
+    left_text, right_text = sentence[max(0, q.start - reach):q.start], sentence[q.end:q.end + reach]
+    own_text = [re.sub(r"\d", "0", q.text)] if own else []   # its number is no period: '2000 GB'
     # A clause that names what its figure is about says it alone: in 'Basic costs $9, Pro costs $29 and
     # Business costs $99', the $29 is Pro's, and in 'grew 10% in Europe and 4% in Asia' the 4% is Asia's.
     # A clause that names nothing ('In Berlin, the office has 120 people') is read with the words before
@@ -3648,6 +3671,10 @@ class TestDetector(unittest.TestCase):
         reader = EmbeddingReader(HashingEmbedder())
         self.assertEqual(reader.read(q, table("2 TB", "$5")).text, "2 TB")   # the cell under 'Storage'
         self.assertEqual(table_rows("Not a table | a | b |\n| one line |"), {})
+        # a unit in the header's brackets goes with a bare number; its number is no year ('2000 GB')
+        gb = "| Plan | Storage (GB) |\n|---|---|\n| Team | {} |"
+        self.assertEqual(list(table_rows(gb.format("2000")).values()), ["Plan: Team; Storage: 2000 GB."])
+        self.assertEqual(self.pair(gb.format("1000"), gb.format("2000"), q).claims_b, ("2000 GB",))
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
@@ -3912,6 +3939,9 @@ class TestPipeline(unittest.TestCase):
         context = "New Zealand have won six Women's Rugby World Cup titles, most recently in 2021."
         self.assertEqual(reader.read("How many Women's Rugby World Cup titles has New Zealand won?", context).text,
                          "six Women's Rugby World Cup titles")   # a name after a figure is no unit ('six Women')
+        context = "# Team plan\n- Price: $18/month\n- Seats: 10\n- Storage: 1 TB"
+        self.assertEqual(reader.read("What is the price of the Team plan?", context).text,   # an amount, not
+                         "$18/month")                  # a (sports) team's name
         context = "For support, email help@northwind.io. Phone support has ended; call +1 555 0100 for sales."
         self.assertEqual(reader.read("What is the support email address?", context).text,   # the detail asked
                          "help@northwind.io")
