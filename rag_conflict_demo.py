@@ -346,6 +346,7 @@ _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 # units that only measure: a year-like number before one is an amount ('2000 GB', '1950 m')
 _MEASURE_KEYS = frozenset([*_MEASURES, "kb", "mb", "gb", "tb", "pb", "kbps", "mbps", "gbps", "mph", "kph", "hz", "khz",
                            "mhz", "ghz", "w", "kw", "kwh", "mw"])
+_NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
 _QUANTITY_RE = re.compile(rf"""
@@ -650,11 +651,12 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
         unit_end = m.end("unit")
-        # a word in -ing or -ly is no unit ('169,176 according to'), but a plural after it is ('120 visiting
-        # scholars'); a capitalised word starts a name, and the noun after the name is the unit ('657 Cracker
-        # Barrel stores'; in a heading, '5,000 Exoplanets', the capitalised word is still the unit)
-        if unit and unit.endswith(("ing", "ly")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly)", unit):
-            noun = _NEXT_NOUN_RE.match(text, unit_end)
+        # a word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120
+        # visiting scholars', 'one checked bag'; not 'need', no participle); a capitalised word starts a name,
+        # and the noun after the name is the unit ('657 Cracker Barrel stores'; in a heading, '5,000
+        # Exoplanets', the capitalised word is still the unit)
+        if unit and unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit):
+            noun = _NEXT_WORD_RE.match(text, unit_end)
             unit, unit_end, rate = ((noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS
                                     else (None, -1, None))
         elif unit and _is_name_word(unit.split()[0]):
@@ -670,8 +672,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             unit_key += "/" + _PER_ALIASES.get(per, per)
         marked = bool(cur or suffix or mag or pct)
         if not marked:                                 # plain numbers: drop years and small counts
-            plain_year = ("." not in num and "," not in num and 1900 <= value <= 2099 and not is_word
-                          and unit_key not in _MEASURE_KEYS)   # '2000 GB' is no year
+            plain_year = ("." not in num and "," not in num and not is_word and unit_key not in _MEASURE_KEYS
+                          and (1900 <= value <= 2099 or (1500 <= value < 1900 and not unit_key)))   # 'in 1773',
+            # not '2000 GB' nor '1800 books'
             small_count = is_word or ("." not in num and abs(value) < 10)
             if plain_year or (not unit_key and small_count):
                 continue
@@ -3308,12 +3311,14 @@ class TestQuantities(unittest.TestCase):
         # count nouns of one kind of thing are one unit (_COUNT_NOUNS): 'over 660 locations' against '657 restaurants'
         self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
                          [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
-        # a word in -ing or -ly after a figure is no unit ('169,176 according'), the plural after it is
         # a label noun a name already names, before a number that counts something, is no label
         self.assertEqual(self.values("the Pro tier 600 requests per minute; Tier 2 has 5 seats; Gate 12 is shut"),
                          [(600.0, "request/minute"), (5.0, "seat")])
-        self.assertEqual(self.values("169,176 according to the census; 120 visiting scholars"),
-                         [(169176.0, ""), (120.0, "scholar")])
+        # a word in -ing, -ly or -ed after a figure is no unit ('169,176 according'), the noun after it is;
+        # a bare number from 1500 to 1899 is a year too ('the charter of 1813 included')
+        self.assertEqual(self.values("169,176 according to the census; 120 visiting scholars; one checked bag; "
+                                     "the charter of 1813 included it; 1800 books"),
+                         [(169176.0, ""), (120.0, "scholar"), (1.0, "bag"), (1800.0, "book")])
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
                          [(657.0, "location"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
