@@ -819,7 +819,9 @@ _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "re
                               "succeeded", "succeeds", "succeeding", "successor", "stepped down", "steps down",
                               "took over", "takes over", "taken over", "moved", "relocated", "rescheduled", "renamed",
                               "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
-                              "repealed", "dropped support", "ended support"})
+                              "repealed", "dropped support", "ended support", "anymore", "any longer",
+                              "stopped offering", "stopped serving", "stopped selling", "stopped supporting",
+                              "stopped accepting", "stopped providing"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
 # Each row: words for one state, words for its opposite (a phrase joined by '_'). A claim in one column
@@ -827,7 +829,7 @@ CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 # present.
 _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in (
-        ("retired discontinued deprecated withdrawn decommissioned sunset removed",
+        ("retired discontinued deprecated withdrawn decommissioned sunset removed ended",
          "available supported offered active maintained"),
         ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
         ("closed shut", "open opened reopened"),
@@ -3714,6 +3716,14 @@ class TestDetector(unittest.TestCase):
                                    "Is the branch open?").kind, "state")
         self.assertEqual(self.pair("The service supports Python 3.8.",
                                    "The service dropped support for Python 3.8.").kind, "signal")   # end of life
+        ends = (("The bank offers free checking accounts.", "Free checking is not available anymore.",
+                 "Does the bank offer free checking?", "signal"),
+                ("The cafe serves breakfast every day.", "The cafe stopped serving breakfast.",
+                 "Does the cafe serve breakfast?", "signal"),
+                ("A student discount of 20% is offered.", "The student discount ended in 2023.",
+                 "Is the student discount still offered?", "state"))
+        for old, new, question, kind in ends:            # ends, as written
+            self.assertEqual(self.pair(old, new, question).kind, kind, new)
         # states of other subjects (days, plans) are no conflict; a state of another period is
         self.assertIsNone(self.pair("The office is open Monday to Saturday.", "The office is closed on Sundays."))
         self.assertIsNone(self.pair("The Basic plan was retired.", "The Pro plan is available to all."))
