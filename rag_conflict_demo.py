@@ -865,8 +865,9 @@ _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... '
 
 _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
-    r"|percentage|percent|population|total|salary|budget|count|fee|speed|height|length|weight|age"
-    r"|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty|commission"
+    r"|percentage|percent|share|proportion|fraction|ratio|population|total|salary|budget|count|fee|speed|height"
+    r"|length|weight|age|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty"
+    r"|commission"
     r"|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
@@ -3954,6 +3955,8 @@ class TestPipeline(unittest.TestCase):
         context = "New Zealand have won six Women's Rugby World Cup titles, most recently in 2021."
         self.assertEqual(reader.read("How many Women's Rugby World Cup titles has New Zealand won?", context).text,
                          "six Women's Rugby World Cup titles")   # a name after a figure is no unit ('six Women')
+        context = "Europe accounts for two in five sales. Forty percent of revenue comes from Europe."
+        self.assertEqual(reader.read("What share of revenue comes from Europe?", context).text, "Forty percent")
         context = "# Team plan\n- Price: $18/month\n- Seats: 10\n- Storage: 1 TB"
         self.assertEqual(reader.read("What is the price of the Team plan?", context).text,   # an amount, not
                          "$18/month")                  # a (sports) team's name
