@@ -867,8 +867,7 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|share|proportion|fraction|ratio|population|total|salary|budget|count|fee|speed|height"
     r"|length|weight|age|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty"
-    r"|commission"
-    r"|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
+    r"|commission|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
