@@ -1186,7 +1186,8 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     # Business costs $99', the $29 is Pro's, and in 'grew 10% in Europe and 4% in Asia' the 4% is Asia's.
     # A clause that names nothing ('In Berlin, the office has 120 people') is read with the words before
     # it, and once those name something, the next clause is about something else.
-    right_clause = right_text[:b.start()] if (b := _CLAUSE_BREAK_RE.search(right_text)) else right_text
+    right_break = _CLAUSE_BREAK_RE.search(right_text)
+    right_clause = right_text[:right_break.start()] if right_break else right_text
     breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
     if breaks:
         found = qualifiers(" ".join([*left_text[breaks[-1].end():].split()[-before:], *own_text,
@@ -1194,7 +1195,7 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
         if found:
             return found
     left = left_text.split()[-before:]
-    right = (right_clause if b and qualifiers(" ".join(left + own_text)) else right_text).split()[:after]
+    right = (right_clause if right_break and qualifiers(" ".join(left + own_text)) else right_text).split()[:after]
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -2361,7 +2362,6 @@ def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tup
     return spans
 
 
-_YEAR_WORD_RE = re.compile(r"(?:19|20)\d{2}")
 # a name in a sentence that says its bearer left does not answer who holds the post now
 _DEPARTURE_RE = re.compile(r"\b(?:stepped down|steps down|step down|resigned|resigns|retired|retires|former"
                            r"|formerly|no longer|left (?:the|his|her|their|its)|was ousted|was dismissed)\b", re.I)
@@ -2475,7 +2475,7 @@ class EmbeddingReader:
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
-                        years[n] = max((int(w) for w in figure_qualifiers(text, q) if _YEAR_WORD_RE.fullmatch(w)),
+                        years[n] = max((int(w) for w in figure_qualifiers(text, q) if subject_kind(w) == "year"),
                                        default=None)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word,
                 typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
@@ -2495,9 +2495,10 @@ class EmbeddingReader:
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
         if any(typed):                                 # answered by what it asks for: a figure (of what
-            scores = np.where(np.array(typed) == max(typed), scores, -np.inf)   # it counts), a name, a date
-            best_overlap = max(overlap[n] for n in range(len(spans)) if typed[n] == max(typed))
-            tied = [n for n in range(len(spans)) if typed[n] == max(typed) and overlap[n] == best_overlap]
+            top = max(typed)
+            scores = np.where(np.array(typed) == top, scores, -np.inf)   # it counts), a name, a date
+            best_overlap = max(overlap[n] for n in range(len(spans)) if typed[n] == top)
+            tied = [n for n in range(len(spans)) if typed[n] == top and overlap[n] == best_overlap]
             dated = {years[n] for n in tied} - {None}
             if len(dated) > 1 and not asked_period:    # figures of several years, none asked: the latest
                 scores = np.where([n not in tied or years[n] in (None, max(dated)) for n in range(len(spans))],
