@@ -1117,6 +1117,8 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     morning afternoon evening
     spring summer autumn fall winter
     opening closing
+    sustained burst
+    peak offpeak
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
 
@@ -3510,6 +3512,12 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair(a, b, "How much does the Basic plan cost?"))   # the Pro plan's price changed
         self.assertEqual(self.pair(a, b, "How much does the Pro plan cost?").claims_b, ("$35",))
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How much does the Pro plan cost?", a).text, "$29")
+        limits = "Rate limits: 100 requests per second sustained, with a burst limit of {} requests per second."
+        a, b = limits.format(150), limits.format(200)   # sustained and burst are two limits (_SUBJECT_KINDS)
+        self.assertIsNone(self.pair(a, b, "What is the sustained rate limit?"))
+        self.assertEqual(self.pair(a, b, "What is the burst limit?").claims_b, ("200 requests per second",))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read("What is the burst limit?", b).text,
+                         "200 requests per second")
         for text, about in (("Sales grew 10% in Europe and 4% in Asia.", [["europe"], ["asia"]]),
                             ("In Berlin, the office has 120 people.", [["berlin"]])):   # a clause naming none
             self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
