@@ -1118,7 +1118,6 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     spring summer autumn fall winter
     opening closing
     sustained burst
-    peak offpeak
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
 
