@@ -549,6 +549,7 @@ def _written_step(q: Quantity, zeros_round: bool = True) -> float:
 _MAGNITUDE_WRITTEN_RE = re.compile(r"\d\s?(?:[kmb]|bn|mn|thousand|million|billion|trillion)\b", re.I)
 
 
+@functools.lru_cache(maxsize=65536)
 def _rounding(q: Quantity) -> float:
     """How far a plain figure written with a magnitude may be from what it rounds ('$4.2M': 50,000; '$90k':
     500, its zeros may be exact); 0 for any other (a hedge or a range says its own)."""
@@ -1190,13 +1191,14 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     right_break = _CLAUSE_BREAK_RE.search(right_text)
     right_clause = right_text[:right_break.start()] if right_break else right_text
     breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
-    if breaks:
-        found = qualifiers(" ".join([*left_text[breaks[-1].end():].split()[-before:], *own_text,
-                                     *right_clause.split()[:after]]))
+    clause_left = left_text[breaks[-1].end():].split() if breaks else []
+    if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
+        found = qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
         if found:
             return found
-    left = left_text.split()[-before:]
-    right = (right_clause if right_break and qualifiers(" ".join(left + own_text)) else right_text).split()[:after]
+    left, right = left_text.split()[-before:], right_text.split()[:after]
+    if right_break and (short := right_clause.split()[:after]) != right and qualifiers(" ".join(left + own_text)):
+        right = short                                  # (the break within reach: a cheap test first)
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -1631,6 +1633,8 @@ class DocClaims:
                                                      # (figures hold dates and times for 'when' questions)
     words: frozenset[str]                            # content words, signal words left out
     asked: frozenset[str] = frozenset()              # the question's words (stems)
+    rounded: dict[str, tuple[tuple[Quantity, float], ...]] = field(default_factory=dict)   # by unit: figures
+                                                     # written with a magnitude, each with its rounding
 
     @functools.cached_property
     def subjects(self) -> frozenset[str]:
@@ -1788,6 +1792,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     figures: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     said: dict[ValueKey, list[frozenset[str]]] = {}
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
+    rounded: dict[str, list[tuple[Quantity, float]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
@@ -1802,8 +1807,10 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                 q = replace(q, hedge=bound)            # maximum, as 'up to 60 mg' does: they disagree
             figures.setdefault(q.unit, []).append((q, qual))
             said.setdefault(q.key, []).append(qual)
-            if q.hedge or _is_range(q) or _rounding(q):
+            if q.hedge or _is_range(q):
                 loose.setdefault(q.unit, []).append((q, qual))
+            elif slack := _rounding(q):               # '2.5 million': 2,450,000 to 2,550,000
+                rounded.setdefault(q.unit, []).append((q, slack))
     # a revision word the question says itself is none ('Can therapy reverse aging?'), but 'dropped
     # support' still is one when the question asks about 'support'
     signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
@@ -1819,7 +1826,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
                      frozenset().union(*(s.states for s in chosen)),
-                     names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words)
+                     names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
+                     {u: tuple(f) for u, f in rounded.items()})
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -1828,20 +1836,28 @@ def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
 
 
 def _unsaid(figures: Sequence[tuple[Quantity, frozenset[str]]], other: DocClaims, unit: str,
-            both: frozenset[ValueKey]) -> list[tuple[Quantity, frozenset[str]]]:
+            both: frozenset[ValueKey], rounded: bool = False) -> list[tuple[Quantity, frozenset[str]]]:
     """The figures (of one unit) that the other side does not back: it never states their value about
     their subject, and not all it says about that subject allows them ('over 30' and '32' do not back
-    '38': the 32 disagrees). both: the values the two sides share."""
+    '38': the 32 disagrees). both: the values the two sides share; rounded: some figure of the unit may
+    be a rounding of one on the other side."""
     unsaid = []
     for q, qual in figures:
         if q.key in both and not all(_complementary(qual, theirs) for theirs in other.said[q.key]):
             continue                                   # the same value about the same subject
-        if q.hedge or _is_range(q) or unit in other.loose:   # else only an equal value backs it
+        if q.hedge or _is_range(q) or unit in other.loose or rounded:   # else only an equal value backs it
             related = [o for o, o_qual in other.figures[unit] if not _complementary(qual, o_qual)]
             if related and all(agree(q, o) for o in related):
                 continue
         unsaid.append((q, qual))
     return unsaid
+
+
+def _rounded_near(a: DocClaims, b: DocClaims, unit: str) -> bool:
+    """Whether a figure written with a magnitude on one side is within its rounding of a different one on
+    the other ('2.5 million' and '2,487,000'): only then may an unequal value back it."""
+    return any(0 < abs(x.value - y.value) <= slack for one, other in ((a, b), (b, a))
+               for x, slack in one.rounded.get(unit, ()) for y, _ in other.figures[unit])
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
@@ -1855,9 +1871,10 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     shown_b: list[str] = []
     for unit in sorted(a.figures.keys() & b.figures.keys()):
         mine, theirs = a.figures[unit], b.figures[unit]
-        if both or unit in a.loose or unit in b.loose:     # else no figure can be said by the other side
-            mine = _unsaid(mine, b, unit, both)
-            theirs = _unsaid(theirs, a, unit, both) if mine else []
+        rounded = (unit in a.rounded or unit in b.rounded) and _rounded_near(a, b, unit)
+        if both or unit in a.loose or unit in b.loose or rounded:   # else no figure can be said by the other
+            mine = _unsaid(mine, b, unit, both, rounded)
+            theirs = _unsaid(theirs, a, unit, both, rounded) if mine else []
         shown_a += [qa.text for qa, la in mine if any(not _complementary(la, lb) for _, lb in theirs)]
         shown_b += [qb.text for qb, lb in theirs if any(not _complementary(la, lb) for _, la in mine)]
     if not shown_a:
