@@ -959,18 +959,22 @@ _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<phone>\+\d{1,3}(?:[ .-]\(?\d{1,4}\)?){2,5}(?!\d)"   # +1 555 0100, +44 20 7946 0958
                          r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)", re.I)   # (555) 010-0199
 _CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
-# the question's words that ask for contact details, each with the kinds it asks for
-_CONTACT_KINDS = {**{w: ("email",) for w in content_words("email")},
-                  **{w: ("phone",) for w in content_words("phone telephone fax hotline")},
-                  **{w: ("url",) for w in content_words("website url link")},
-                  **{w: ("email", "phone", "url") for w in content_words("contact")}}
+@functools.cache
+def _contact_kinds() -> dict[str, tuple[str, ...]]:
+    """The question's words (stems) that ask for contact details, each with the kinds it asks for (made
+    on first use: stemming needs PyStemmer, which --help must not)."""
+    return {**{w: ("email",) for w in content_words("email")},
+            **{w: ("phone",) for w in content_words("phone telephone fax hotline")},
+            **{w: ("url",) for w in content_words("website url link")},
+            **{w: ("email", "phone", "url") for w in content_words("contact")}}
 
 
 def asked_contacts(query_words: frozenset[str]) -> frozenset[str]:
     """The kinds of contact detail a question asks for (its stems): 'What is the support e-mail?' -> {'email'}."""
-    if query_words.isdisjoint(_CONTACT_KINDS) and "mail" not in query_words:
+    kinds_of = _contact_kinds()
+    if query_words.isdisjoint(kinds_of) and "mail" not in query_words:
         return frozenset()                             # most questions: asked on every document, kept cheap
-    kinds = frozenset(kind for word in query_words & _CONTACT_KINDS.keys() for kind in _CONTACT_KINDS[word])
+    kinds = frozenset(kind for word in query_words & kinds_of.keys() for kind in kinds_of[word])
     return kinds | {"email"} if {"e", "mail"} <= query_words else kinds   # 'e-mail' is two words
 
 
@@ -1320,11 +1324,21 @@ def _load_failure(what: str, name: str, exc: Exception, hint: str) -> str:
     return f"cannot load {what} {name!r} ({type(exc).__name__}: {first_line}){'; ' + hint if hint else ''}"
 
 
+def _import_model_library(name: str) -> Any:
+    """A heavy library, imported when a model is loaded: a missing one is one line, not a traceback."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ModelError(f"{name} cannot be imported ({exc}): pip install torch==2.13.0, then "
+                         "pip install -r requirements.txt") from None
+
+
 def load_transformers_model(name_or_path: str, head: str, what: str, hint: str = "") -> tuple[Any, Any]:
     """(fast tokenizer, model in eval mode) for an AutoModel head such as 'ForQuestionAnswering'."""
     _check_model_folder(name_or_path, head, what)
     _quiet_hf()
-    import transformers
+    transformers = _import_model_library("transformers")
     local_only = _local_files_only(name_or_path)
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
@@ -1343,9 +1357,9 @@ class SentenceEmbedder:
     def __init__(self, name_or_path: str) -> None:
         _check_model_folder(name_or_path, "sentence-transformers", "embedding model")
         _quiet_hf()
-        from sentence_transformers import SentenceTransformer
+        library = _import_model_library("sentence_transformers")
         try:
-            self.model: SentenceTransformer = SentenceTransformer(
+            self.model: SentenceTransformer = library.SentenceTransformer(
                 name_or_path, device="cpu", trust_remote_code=False, local_files_only=_local_files_only(name_or_path),
                 model_kwargs=_safetensors_kwargs(name_or_path))
         except Exception as exc:  # the library raises many types; all mean "cannot load"
@@ -2390,7 +2404,10 @@ _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|v
 _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
 
 
-_PERSONS = content_words("people persons employees staff workers members residents inhabitants")
+@functools.cache
+def _persons() -> frozenset[str]:
+    """Stems of words for persons (made on first use, as stemming needs PyStemmer)."""
+    return content_words("people persons employees staff workers members residents inhabitants")
 
 
 def counted_noun(question: str) -> frozenset[str]:
@@ -2398,16 +2415,19 @@ def counted_noun(question: str) -> frozenset[str]:
     counted by any word for persons ('120 employees' answers 'How many people work here?')."""
     m = _COUNTED_RE.search(question)
     counted = content_words(m.group(1)) if m else frozenset()
-    return counted | _PERSONS if counted & _PERSONS else counted
+    return counted | _persons() if counted & _persons() else counted
 
 
-_TIME_UNIT_STEMS = content_words(" ".join(f"{unit}s" for unit in _SECONDS_PER if len(unit) > 2))
+@functools.cache
+def _time_unit_stems() -> frozenset[str]:
+    """Stems of the units of time ('days', 'weeks'...), made on first use."""
+    return content_words(" ".join(f"{unit}s" for unit in _SECONDS_PER if len(unit) > 2))
 
 
 def _counts(q: Quantity, counted: frozenset[str]) -> bool:
     """The figure is of what the question counts: '180 employees' for {'employee'}; a duration for any
     unit of time ('16 weeks' answers 'how many days')."""
-    if q.unit == "duration" and not counted.isdisjoint(_TIME_UNIT_STEMS):
+    if q.unit == "duration" and not counted.isdisjoint(_time_unit_stems()):
         return True
     return bool(content_words(f"{q.unit} {q.text}") & counted)
 
@@ -2980,7 +3000,7 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
     clock = time.perf_counter()
     _quiet_hf()
-    import sentence_transformers  # noqa: F401  (torch and transformers come with it)
+    _import_model_library("sentence_transformers")   # torch and transformers come with it
     result: dict[str, Any] = {"import_s": round(time.perf_counter() - clock, 3)}
     clock = time.perf_counter()
     embedder = SentenceEmbedder(resolve_embed_model(args.embed_model))
@@ -4354,6 +4374,30 @@ class TestHardening(CLITestCase):
             else:
                 sys.modules["Stemmer"] = saved
 
+    def test_the_file_loads_without_pystemmer(self) -> None:
+        # --help and the one-line error need the module to load: nothing may stem words at import time
+        import contextlib
+        import importlib.util
+        import io
+        name = "rag_conflict_demo_without_stemmer"
+        spec = importlib.util.spec_from_file_location(name, __file__)
+        assert spec is not None and spec.loader is not None
+        saved = sys.modules.get("Stemmer")
+        sys.modules["Stemmer"] = None                  # as if PyStemmer were not installed
+        try:
+            module = sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)            # raises if a constant stems a word
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(module.run_tests(), 1)   # and --test says so in one line
+            self.assertEqual(err.getvalue().count("\n"), 1)
+        finally:
+            sys.modules.pop(name, None)
+            if saved is None:
+                del sys.modules["Stemmer"]
+            else:
+                sys.modules["Stemmer"] = saved
+
     def test_model_paths_fail_clearly_without_loading(self) -> None:
         wrong = Path(self.tmp.name, "classifier")
         wrong.mkdir()
@@ -4505,6 +4549,11 @@ def run_tests(with_models: bool = False) -> int:
         attempts.append(args)
         raise OSError("network access is blocked during tests")
 
+    try:
+        _english_stemmer()                             # every test stems words: one line if it cannot
+    except ModelError as exc:
+        print(f"rag_conflict_demo.py: error: {exc}", file=sys.stderr)
+        return 1
     saved = socket.socket.connect, socket.create_connection
     log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
     socket.socket.connect, socket.create_connection = refuse, refuse  # type: ignore[method-assign]
