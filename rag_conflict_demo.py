@@ -427,6 +427,7 @@ def label_matches(text: str, words: Sequence[str] | None = None) -> list[re.Matc
     are no label: 'the Pro tier 600 requests per minute' (but 'Tier 2', 'the Pro tier 2 plan')."""
     if _LABEL_WORDS.isdisjoint(tokens(text) if words is None else words):
         return []
+
     def named_and_counting(m: re.Match[str]) -> bool:
         name = m["id"] and _NAMED_BEFORE_RE.search(text, max(0, m.start() - 30), m.start())
         return (bool(name) and name.group().strip().lower() not in _STOPWORDS   # 'The top 10 banks' is a label
@@ -882,6 +883,8 @@ def _counted_kind(question: str) -> str:
         return ""
     m = _COUNTED_RE.search(question)
     return "units" if m and singular(m.group(1).lower()) in _UNIT_NOUNS else "things"
+
+
 _WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
@@ -959,6 +962,8 @@ _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<phone>\+\d{1,3}(?:[ .-]\(?\d{1,4}\)?){2,5}(?!\d)"   # +1 555 0100, +44 20 7946 0958
                          r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)", re.I)   # (555) 010-0199
 _CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
+
+
 @functools.cache
 def _contact_kinds() -> dict[str, tuple[str, ...]]:
     """The question's words (stems) that ask for contact details, each with the kinds it asks for (made
