@@ -349,6 +349,7 @@ _MEASURE_KEYS = frozenset([*_MEASURES, "kb", "mb", "gb", "tb", "pb", "kbps", "mb
 _NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
+_RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
     (?<![\w.,\-−/\[])                                 # not glued to a word: v1.2, FY2023, Q4, 1/2, [12]
@@ -633,8 +634,12 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             if any(hint in text for hint in _PAST_HINTS) else [])
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     text = _blanked(text, model_matches(text))         # 'the Aero 7': a product, not 7 of something
-    if "rom" in text:
-        text = _FROM_TO_RE.sub(r"\1~>", text)         # 'from 100 to 500' is a change, not a range
+    if "rom" in text:                                  # 'from 100 to 500' is a change, not a range: the
+        changes = [m for m in _FROM_TO_RE.finditer(text)   # 100 no longer holds ('raised the limit from 100
+                   if not _RANGE_WORD_RE.search(text, max(0, m.start() - 12), m.start())]   # to 500'; but
+        past += [m.start() + 4 for m in changes]       # 'ranges from $5 to $10' is a range)
+        for m in changes:
+            text = text[:m.end() - 2] + "~>" + text[m.end():]
     found: list[Quantity] = []
     last_unit_seconds = 0.0                            # of the figure just found, if a duration
     for m in _QUANTITY_RE.finditer(text):
@@ -823,7 +828,7 @@ _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "re
                               "deprecated", "discontinued", "retired", "removed", "decommissioned", "abolished",
                               "repealed", "dropped support", "ended support", "anymore", "any longer",
                               "stopped offering", "stopped serving", "stopped selling", "stopped supporting",
-                              "stopped accepting", "stopped providing"})
+                              "stopped accepting", "stopped providing", "lifted", "scrapped"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
 
 # Each row: words for one state, words for its opposite (a phrase joined by '_'). A claim in one column
@@ -3357,6 +3362,12 @@ class TestQuantities(unittest.TestCase):
         # count nouns of one kind of thing are one unit (_COUNT_NOUNS): 'over 660 locations' against '657 restaurants'
         self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
                          [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
+        # 'from X to Y' is a change: X no longer holds, however far its verb ('restated its Q2 revenue
+        # from $9.8M to $9.1M'); after 'range', 'vary' or 'anywhere' it is a range
+        self.assertEqual(self.values("We raised the Business tier rate limit from 100 to 500 requests per minute."),
+                         [(500.0, "request/minute")])
+        self.assertEqual([q.key for q in extract_quantities("Revenue was restated from $9.8M to $9.1M; prices "
+                                                            "range from $5 to $10.")], [9100000.0, (5.0, 10.0)])
         # a label noun a name already names, before a number that counts something, is no label
         self.assertEqual(self.values("the Pro tier 600 requests per minute; Tier 2 has 5 seats; Gate 12 is shut"),
                          [(600.0, "request/minute"), (5.0, "seat")])
@@ -3766,7 +3777,9 @@ class TestDetector(unittest.TestCase):
                                    "Is the branch open?").kind, "state")
         self.assertEqual(self.pair("The service supports Python 3.8.",
                                    "The service dropped support for Python 3.8.").kind, "signal")   # end of life
-        ends = (("The bank offers free checking accounts.", "Free checking is not available anymore.",
+        ends = (("Employees are required to work from the office.", "The in-office requirement has been lifted.",
+                 "Do employees have to work from the office?", "signal"),
+                ("The bank offers free checking accounts.", "Free checking is not available anymore.",
                  "Does the bank offer free checking?", "signal"),
                 ("The cafe serves breakfast every day.", "The cafe stopped serving breakfast.",
                  "Does the cafe serve breakfast?", "signal"),
