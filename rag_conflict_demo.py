@@ -594,6 +594,8 @@ def _unit_key(unit_phrase: str) -> str:
         return _CURRENCY_WORDS[words[0]]
     if len(words) == 1 and words[0] in _COUNT_NOUNS:
         return _COUNT_NOUNS[words[0]]
+    if words == ["req"]:                               # '20 req/s' is '20 requests per second'
+        return "request"
     return " ".join(words)
 
 
@@ -3379,7 +3381,8 @@ class TestQuantities(unittest.TestCase):
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
                          [(657.0, "location"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
-        self.assertEqual(self.values("$25/month, 500 requests/min"), [(25.0, "$/month"), (500.0, "request/minute")])
+        self.assertEqual(self.values("$25/month, 500 requests/min, 20 req/s"),
+                         [(25.0, "$/month"), (500.0, "request/minute"), (20.0, "request/second")])
 
     def test_ranges_temperatures_and_decimals(self) -> None:
         keys = [(q.text, q.unit, q.key) for q in extract_quantities("3-5 days, 3 to 5 days, $1-2 million")]
