@@ -491,9 +491,11 @@ _TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|hi
 # Words before a figure that say it no longer holds: 'up from 1 TB', 'raised from 100 to 500', 'previously
 # $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
 _PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced|cut|rose|fell|grew|dropped"
-                      r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|instead\s+of"
-                      r"|rather\s+than|replacing)\b", re.I)
-_PAST_HINTS = ("rom", "viously", "ormerly", "riginally", "nstead", "ather", "eplacing")   # a cheap first test
+                      r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|initially"
+                      r"|instead\s+of|rather\s+than|replacing|first\s+reported"
+                      r"|(?:preliminary|initial|earlier|original)\s+(?:estimate|figure|forecast|guidance)s?)\b", re.I)
+_PAST_HINTS = ("rom", "viously", "ormerly", "riginally", "nitial", "nstead", "ather", "eplacing", "eported",
+               "reliminary", "arlier")   # a cheap first test
 _PAST_GAP_RE = re.compile(r"(?:\s+[a-z'’]+){0,3}\s*", re.I)   # up to three words: 'instead of the usual 14 days'
 
 
@@ -3364,6 +3366,9 @@ class TestQuantities(unittest.TestCase):
         # count nouns of one kind of thing are one unit (_COUNT_NOUNS): 'over 660 locations' against '657 restaurants'
         self.assertEqual(self.values("3 branches, 657 restaurants, 120 employees, 150 people, 2 boxes"),
                          [(3.0, "location"), (657.0, "location"), (120.0, "person"), (150.0, "person"), (2.0, "box")])
+        # an earlier estimate or figure no longer holds ('below the preliminary estimate of $51 million')
+        self.assertEqual(self.values("Audited revenue was $48.5 million, below the preliminary estimate of $51 "
+                                     "million; initially 20 seats were planned."), [(48500000.0, "$")])
         # 'from X to Y' is a change: X no longer holds, however far its verb ('restated its Q2 revenue
         # from $9.8M to $9.1M'); after 'range', 'vary' or 'anywhere' it is a range
         self.assertEqual(self.values("We raised the Business tier rate limit from 100 to 500 requests per minute."),
