@@ -638,11 +638,13 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             if any(hint in text for hint in _PAST_HINTS) else [])
     text = _blanked(text, label_matches(text, words))  # 'Phase 1', 'Route 66': names, not amounts
     text = _blanked(text, model_matches(text))         # 'the Aero 7': a product, not 7 of something
-    if "rom" in text:                                  # 'from 100 to 500' is a change, not a range: the
-        changes = [m for m in _FROM_TO_RE.finditer(text)   # 100 no longer holds ('raised the limit from 100
-                   if not _RANGE_WORD_RE.search(text, max(0, m.start() - 12), m.start())]   # to 500'; but
-        past += [m.start() + 4 for m in changes]       # 'ranges from $5 to $10' is a range)
-        for m in changes:
+    # 'from 100 to 500' is a change, not a range: the 100 no longer holds ('raised the limit from 100 to
+    # 500'), and its 'to' is hidden from the range pattern; 'ranges from $5 to $10' is a range
+    if "rom" in text:
+        changes = [m for m in _FROM_TO_RE.finditer(text)
+                   if not _RANGE_WORD_RE.search(text, max(0, m.start() - 12), m.start())]
+        past += [m.start() + len("from") for m in changes]
+        for m in changes:                              # 'to' -> '~>': every offset stays put
             text = text[:m.end() - 2] + "~>" + text[m.end():]
     found: list[Quantity] = []
     last_unit_seconds = 0.0                            # of the figure just found, if a duration
