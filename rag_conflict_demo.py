@@ -339,12 +339,14 @@ _MEASURES = {unit: (base, factor) for base, units in (
     ("gram", {"mg": 0.001, "milligram": 0.001, "g": 1, "gram": 1, "kg": 1000, "kgs": 1000, "kilogram": 1000,
               "tonne": 1_000_000}),
     ("litre", {"ml": 0.001, "millilitre": 0.001, "milliliter": 0.001, "cl": 0.01, "l": 1, "litre": 1, "liter": 1}),
+    ("byte", {"kb": 1e3, "kilobyte": 1e3, "mb": 1e6, "megabyte": 1e6, "gb": 1e9, "gigabyte": 1e9, "tb": 1e12,
+              "terabyte": 1e12, "pb": 1e15, "petabyte": 1e15}),
 ) for unit, factor in units.items()}
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
 _NUMBER_WORD_RE = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 # units that only measure: a year-like number before one is an amount ('2000 GB', '1950 m')
-_MEASURE_KEYS = frozenset([*_MEASURES, "kb", "mb", "gb", "tb", "pb", "kbps", "mbps", "gbps", "mph", "kph", "hz", "khz",
+_MEASURE_KEYS = frozenset([*_MEASURES, "kbps", "mbps", "gbps", "mph", "kph", "hz", "khz",
                            "mhz", "ghz", "w", "kw", "kwh", "mw"])
 _NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
@@ -708,6 +710,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))  # -1: no match
         if unit_key in _MEASURES and not takes_rate:    # '1.2 km' is 1,200 metres
             unit_key, factor = _MEASURES[unit_key]
+            if unit_key == "byte" and value >= 1024 and value % 512 == 0:
+                factor *= 1000 / 1024                  # '2048 MB' counts binary megabytes: it is '2 GB'
             value, high = value * factor, None if high is None else high * factor
         seconds = 0.0
         if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
@@ -873,7 +877,9 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"  
                                  r"|novel|song|currency|language|address|location|venue|headquarters)s?\b(?!['’])",
                                  re.I)                                       # not 'the company's revenue'
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
-                               r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b", re.I)
+                               r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b"
+                               r"|\bwhat (?:are|were) (?:the |its |their |your )?(?:[\w'’-]+ ){0,3}?hours\b"   # opening
+                               r"|\bhours of (?:operation|business|service)\b", re.I)                        # hours
 
 
 _AMOUNT_QUESTION_RE = re.compile(
@@ -884,7 +890,7 @@ _AMOUNT_QUESTION_RE = re.compile(
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
-_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "°C", "°F"})   # extract_quantities' own
+_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "°C", "°F"})   # extract_quantities' own
 _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
 
 
@@ -1154,6 +1160,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
                      if not _PERIOD_RE.fullmatch(m.group())
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
+    found.update("weekend" if _WEEKDAYS[day] > 5 else "weekday"   # 'on Saturdays' is about the weekend
+                 for day in {singular(w) for w in words} & _WEEKDAYS.keys())
     return frozenset(found | label_keys(sentence, words))
 
 
@@ -1766,15 +1774,19 @@ class Question:
 
 
 def covers(question: Question, claims: DocClaims) -> bool:
-    """Whether a document's chosen sentences hold every word of the question, a state word by any state of
-    its row: 'The desktop app for Windows has been discontinued' covers 'Is the desktop app available for
-    Windows?' (the state is what the two sides say differently)."""
+    """Whether a document's chosen sentences hold every word of the question, an acronym by its words
+    ('chief executive officer' for 'CEO'), a state word by any state of its row: 'The desktop app for
+    Windows has been discontinued' covers 'Is the desktop app available for Windows?' (the state is what
+    the two sides say differently)."""
     if not question.words:
         return False
+    missing = question.words - claims.words
+    if missing and question.acronyms:                  # 'CEO' held by 'chief executive officer'
+        missing -= initials(tokens(" ".join(claims.sentences)))
     if not question.states:
-        return question.words <= claims.words
+        return not missing
     rows = {row for row, _ in question.states}
-    return (question.words - question.state_stems) <= claims.words and any(row in rows for row, _ in claims.states)
+    return not (missing - question.state_stems) and any(row in rows for row, _ in claims.states)
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
@@ -3387,7 +3399,7 @@ class TestQuantities(unittest.TestCase):
                          [(169176.0, ""), (120.0, "scholar"), (1.0, "bag"), (1800.0, "book")])
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
-                         [(657.0, "location"), (5000.0, "exoplanet"), (40.0, "mb"), (777600.0, "duration")])
+                         [(657.0, "location"), (5000.0, "exoplanet"), (40e6, "byte"), (777600.0, "duration")])
         self.assertEqual(self.values("$25/month, 500 requests/min, 20 req/s"),
                          [(25.0, "$/month"), (500.0, "request/minute"), (20.0, "request/second")])
 
@@ -3401,7 +3413,7 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(self.values("raised from 100 to 500 requests per minute"), [(500.0, "request/minute")])
         self.assertEqual(self.values("now 2 TB of storage, up from 1 TB; previously $19, now $29; 30 days "
                                      "instead of the usual 14 days"),
-                         [(2.0, "tb"), (29.0, "$"), (30 * 86400.0, "duration")])
+                         [(2e12, "byte"), (29.0, "$"), (30 * 86400.0, "duration")])
         self.assertEqual(self.values("revenue rose 12% from last year"), [(12.0, "%")])   # the change holds
         self.assertEqual(self.values("store at 4°C, not -20 °C or 98.6°F"), [(4.0, "°C"), (-20.0, "°C"), (98.6, "°F")])
         self.assertEqual(self.values("the latest is 3.0, rated 4 of 5"), [(3.0, "")])   # a decimal is no small count
@@ -3515,6 +3527,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair("The bridge is 1.2 km long.", "The bridge is 900 metres long.").claims_b,
                          ("900 metres",))
         self.assertIsNotNone(self.pair("The tank holds 50 l.", "The tank holds 60 liters."))
+        # data sizes in bytes, a multiple of 1,024 counted in the binary unit one size up ('2048 MB': 2 GB)
+        self.assertIsNone(self.pair("Max upload size: 2 GB.", "Max upload size: 2,000 MB."))
+        self.assertIsNone(self.pair("Max upload size: 2 GB.", "Max upload size: 2048 MB."))
+        self.assertEqual(self.pair("Max upload size: 500 MB.", "Max upload size: 2 GB.").claims_b, ("2 GB",))
         self.assertIsNone(self.pair("The salary is $85,000 a year.", "The salary is $85k per year."))   # a rate
         self.assertIsNotNone(self.pair("The salary is $85,000 a year.", "The salary is $90k per year."))
         # a figure written with a magnitude is rounded to its last digit ('$90k' counts its zeros as exact)
@@ -3625,6 +3641,12 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Season 3 came out March 24, 2017.", "It came out March 21, 2025.", when))
         self.assertIsNotNone(self.pair("The store opens at 9:00.", "The store opens at 10 am.",
                                        "What time does the store open?"))
+        hours = "What are the support hours?"             # opening hours are times of day
+        found = self.pair("Support is available from 9am to 5pm, Monday to Friday.",
+                          "Support is now available from 8am to 8pm, Monday to Saturday.", hours)
+        self.assertEqual((found.claims_a[:2], found.claims_b[:2]), (("9am", "5pm"), ("8am", "8pm")))
+        self.assertIsNone(self.pair("On weekdays we are open from 9 am to 5 pm.",   # a Saturday is no weekday
+                                    "On Saturdays we are open from 10 am to 2 pm.", "What are the opening hours on weekdays?"))
         # a date that is not what the question asks is no claim: a newer page, the same limit
         self.assertIsNone(self.pair("On March 3, 2024 the limit was 500 requests per minute.",
                                     "On June 1, 2024 the limit was 500 requests per minute.", "What is the limit?"))
@@ -3858,6 +3880,10 @@ class TestDetector(unittest.TestCase):
         farther = np.array([[1.0, 0.0], [0.4, np.sqrt(0.84)]], dtype=np.float32)   # cosine 0.4
         self.assertFalse(detector.detect(cfo, farther, "Who is the CFO of Litware?").has_conflict)
         self.assertFalse(detector.detect(cfo, mid, "Who is the CFO of Litware's parent?").has_conflict)
+        ceo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # an acronym held by its words
+               (("a", "Tom Becker is the chief executive officer of Northwind."),
+                ("b", "Northwind appoints Priya Nair as CEO; she replaces Tom Becker."))]
+        self.assertEqual(detector.detect(ceo, mid, "Who is the CEO of Northwind?").pairs[0].claims_b, ("replaces",))
         # a state word of the question is held by any state of its row: the other state is the answer
         app = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
                (("a", "The desktop app is available for Windows and macOS."),
