@@ -3646,7 +3646,8 @@ class TestDetector(unittest.TestCase):
                           "Support is now available from 8am to 8pm, Monday to Saturday.", hours)
         self.assertEqual((found.claims_a[:2], found.claims_b[:2]), (("9am", "5pm"), ("8am", "8pm")))
         self.assertIsNone(self.pair("On weekdays we are open from 9 am to 5 pm.",   # a Saturday is no weekday
-                                    "On Saturdays we are open from 10 am to 2 pm.", "What are the opening hours on weekdays?"))
+                                    "On Saturdays we are open from 10 am to 2 pm.",
+                                    "What are the opening hours on weekdays?"))
         # a date that is not what the question asks is no claim: a newer page, the same limit
         self.assertIsNone(self.pair("On March 3, 2024 the limit was 500 requests per minute.",
                                     "On June 1, 2024 the limit was 500 requests per minute.", "What is the limit?"))
