@@ -491,13 +491,14 @@ _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
 _TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|higher|greater|up|older|longer)"
                                 r"|(?P<under>less|fewer|below|under|lower|younger|shorter))\b", re.I)
 # Words before a figure that say it no longer holds: 'up from 1 TB', 'raised from 100 to 500', 'previously
-# $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
+# $19', 'the old price of $19', 'instead of 14 days'. Such a figure is what the text replaces, not what it claims.
 _PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced|cut|rose|fell|grew|dropped"
                       r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|initially"
                       r"|instead\s+of|rather\s+than|replacing|first\s+reported"
-                      r"|(?:preliminary|initial|earlier|original)\s+(?:estimate|figure|forecast|guidance)s?)\b", re.I)
-_PAST_HINTS = ("rom", "viously", "ormerly", "riginally", "nitial", "nstead", "ather", "eplacing", "eported",
-               "reliminary", "arlier")   # a cheap first test
+                      r"|(?:preliminary|initial|earlier|original)\s+(?:estimate|figure|forecast|guidance)s?"
+                      r"|(?:previous|former|prior|old)\s+[a-z]+\s+(?:of|was|were))\b", re.I)   # 'the old limit of'
+_PAST_HINTS = ("rom", "revious", "ormer", "riginally", "nitial", "nstead", "ather", "eplacing", "eported",
+               "reliminary", "arlier", "rior", "old ")   # a cheap first test
 _PAST_GAP_RE = re.compile(r"(?:\s+[a-z'’]+){0,3}\s*", re.I)   # up to three words: 'instead of the usual 14 days'
 
 
@@ -3414,6 +3415,8 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(self.values("now 2 TB of storage, up from 1 TB; previously $19, now $29; 30 days "
                                      "instead of the usual 14 days"),
                          [(2e12, "byte"), (29.0, "$"), (30 * 86400.0, "duration")])
+        self.assertEqual(self.values("the new price is $29; the old price of $19 and the previous limit was 100"),
+                         [(29.0, "$")])
         self.assertEqual(self.values("revenue rose 12% from last year"), [(12.0, "%")])   # the change holds
         self.assertEqual(self.values("store at 4°C, not -20 °C or 98.6°F"), [(4.0, "°C"), (-20.0, "°C"), (98.6, "°F")])
         self.assertEqual(self.values("the latest is 3.0, rated 4 of 5"), [(3.0, "")])   # a decimal is no small count
