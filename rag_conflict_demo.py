@@ -878,7 +878,8 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"  
                                  r"|novel|song|currency|language|address|location|venue|headquarters)s?\b(?!['’])",
                                  re.I)                                       # not 'the company's revenue'
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
-                               r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?:date|year|day|month|time)s?\b"
+                               r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?<!last )(?<!next )(?<!this )(?<!per )"
+                               r"(?:date|year|day|month|time)s?\b"   # not 'what was the uptime last month
                                r"|\bwhat (?:are|were) (?:the |its |their |your )?(?:[\w'’-]+ ){0,3}?hours\b"   # opening
                                r"|\bhours of (?:operation|business|service)\b", re.I)                        # hours
 
@@ -1082,8 +1083,8 @@ def _negated_at(words: Sequence[str], n: int) -> int | None:
     clause ('not allowed', 'no longer supported', 'no person shall be denied')."""
     at = None
     for i in range(n - 1, max(-1, n - 5), -1):
-        if words[i] in _SCOPE_BREAKS:
-            break
+        if words[i] in _SCOPE_BREAKS and not (i and words[i] == "yet" and words[i - 1] in _STATE_NEGATIONS):
+            break                                      # ('not yet available' is a negation)
         if words[i] in _STATE_NEGATIONS:
             at = i
     return at
@@ -3696,8 +3697,10 @@ class TestDetector(unittest.TestCase):
         asked = ("What percentage of staff work remotely?", "What is the limit?",
                  "What is the largest city in Germany?", "What was the hottest year?",
                  "What is Greg Egan's latest novel?", "What is the company's revenue?",
-                 "What city has the largest population?", "What is the office address?")
-        self.assertEqual([answer_kind(q) for q in asked], ["", "", "name", "moment", "name", "", "name", "name"])
+                 "What city has the largest population?", "What is the office address?",
+                 "What was the API's uptime last month?", "What are the support hours?")
+        self.assertEqual([answer_kind(q) for q in asked],
+                         ["", "", "name", "moment", "name", "", "name", "name", "", "moment"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
@@ -3798,6 +3801,9 @@ class TestDetector(unittest.TestCase):
                                     "The act guarantees that the right to vote shall not be denied.",
                                     "What does the act guarantee?"))
         self.assertEqual(state_words(tokens("Food is not sold here but allowed")), {"allowed": ((1, 1),)})
+        found = self.pair("Dark mode is in beta and not yet generally available.",   # 'not yet' negates
+                          "Dark mode is now generally available to all users.", "Is dark mode generally available?")
+        self.assertEqual((found.kind, found.claims_a), ("state", ("not yet generally available",)))
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
