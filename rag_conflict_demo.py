@@ -1950,8 +1950,9 @@ def _other_subjects(a: DocClaims, b: DocClaims) -> bool:
 
 def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
-    negation the other lacks while both otherwise say much the same (half their content words shared) or
-    it negates two words in a row, one of them asked, that the other says ('is not worth buying'); not
+    negation the other lacks, with figures not the same as the other's, while both otherwise say much the
+    same (half their content words shared) or it negates two words in a row, one of them asked, that the
+    other says ('is not worth buying'); not
     when their figures or sentences are about different subjects, nor when one side says nothing about the
     question, nor when both are in the same states ('no longer open' and 'closed': the revision is what both
     say)."""
@@ -1963,6 +1964,8 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
         return True
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
         return False
+    if a.values and a.values == b.values:
+        return False                                   # the same figures: what one side denies is something else
     if len(a.words & b.words) / len(a.words | b.words) >= 0.5:
         return True
     return negated_predicate(a, b) is not None
@@ -3729,6 +3732,9 @@ class TestDetector(unittest.TestCase):
                           "Employees are no longer required to work from the office.")
         self.assertEqual((found.kind, found.claims_b), ("signal", ("no longer",)))
         self.assertIsNone(self.pair("Employees must not smoke.", "Employees must not smoke indoors."))
+        self.assertIsNone(self.pair("Hooli's revenue for 2023 was $5.6 billion.",   # the same figure: the
+                                    "The amendment does not change Hooli's 2023 revenue of $5.6 billion.",   # 'not'
+                                    "What was Hooli's 2023 revenue?"))   # denies a change
         lead = "Who leads the Apollo project?"   # the new page names the old lead too: not two name sets apart
         found = self.pair("The Apollo project is led by Priya Nair.",
                           "Tom Baker now leads the Apollo project after Priya Nair moved to the data team.", lead)
