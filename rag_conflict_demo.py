@@ -1952,10 +1952,9 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     """One side carries a revision word (no longer, revised, replaced...) and the other none, or a
     negation the other lacks, with figures not the same as the other's, while both otherwise say much the
     same (half their content words shared) or it negates two words in a row, one of them asked, that the
-    other says ('is not worth buying'); not
-    when their figures or sentences are about different subjects, nor when one side says nothing about the
-    question, nor when both are in the same states ('no longer open' and 'closed': the revision is what both
-    say)."""
+    other says ('is not worth buying'); not when their figures or sentences are about different subjects,
+    nor when one side says nothing about the question, nor when both are in the same states ('no longer
+    open' and 'closed': the revision is what both say)."""
     if not (a.sentences and b.sentences) or _other_subjects(a, b) or (a.states and a.states == b.states):
         return False
     if _complementary(a.subjects, b.subjects):
