@@ -175,7 +175,8 @@ class ModelError(Exception):
 _STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been
 being it its this that these those what which who whom whose when where why how do does did has have
 had having i you he she we they them his her our their my your me us not no can could should would will
-shall may might must about into than then there here so such very also just any all each per""".split())
+shall may might must about into than then there here so such very also just any all each per still
+currently""".split())
 
 _SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w$€£¥,]))+(?:[.!?]+[\"”')\]]*)?")
 _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -3905,6 +3906,9 @@ class TestDetector(unittest.TestCase):
                 ("b", "The desktop app for Windows has been discontinued."))]
         self.assertEqual(detector.detect(app, mid, "Is the desktop app available for Windows?").pairs[0].kind, "state")
         self.assertFalse(detector.detect(app, mid, "Does the desktop app run on Windows?").has_conflict)
+        api = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # 'still' is no word a page must hold
+               (("a", "API v1 is fully supported."), ("b", "API v1 is deprecated and will be shut down in June."))]
+        self.assertEqual(detector.detect(api, mid, "Is API v1 still supported?").pairs[0].kind, "state")
         # ... and down to NAMED_TOPIC_THRESHOLD when both name the same person (a succession)
         cfo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
                (("a", "Our CFO is Alan Smith."), ("b", "Dana White was appointed CFO, succeeding Alan Smith."))]
