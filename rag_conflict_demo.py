@@ -624,16 +624,12 @@ def _symbol_for_code(m: re.Match[str]) -> str:
     return _CODE_SYMBOLS[m.lastgroup or ""].ljust(len(m.group()))
 
 
-def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None,
-                       words: Sequence[str] | None = None) -> list[Quantity]:
-    """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, and
-    words: its tokens, if at hand).
-
-    >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023, USD 5 million")]
-    ['$4.2M', '12%', 'USD 5 million']
-    """
-    written = text                                    # a figure's text is cut from this: the edits below
-    if "D" in text or "R" in text or "P" in text or "Y" in text:   # keep every offset
+def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
+              words: Sequence[str] | None) -> tuple[str, list[int]]:
+    """text as extract_quantities reads it, every offset kept: currency codes as symbols, and what holds
+    no amount blanked (dates, contact details, labels, product models); with the offsets where a figure
+    that no longer holds may follow ('up from', 'previously', the 'from' of 'from 100 to 500')."""
+    if "D" in text or "R" in text or "P" in text or "Y" in text:
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
     if _CONTACT_HINT_RE.search(text):
@@ -650,11 +646,74 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         past += [m.start() + len("from") for m in changes]
         for m in changes:                              # 'to' -> '~>': every offset stays put
             text = text[:m.end() - 2] + "~>" + text[m.end():]
+    return text, past
+
+
+def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | None]:
+    """The unit a _QUANTITY_RE match counts in, where it ends in text, and its rate ('per month'), if any.
+    A word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120 visiting
+    scholars', 'one checked bag'; not 'need', no participle); a capitalised word starts a name, and the
+    noun after the name is the unit ('657 Cracker Barrel stores'; in a heading, '5,000 Exoplanets', the
+    capitalised word is still the unit)."""
+    unit, unit_end, rate = m["unit"], m.end("unit"), m["rate"]
+    if unit and unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit):
+        noun = _NEXT_WORD_RE.match(text, unit_end)
+        return (noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS else (None, -1, None)
+    if unit and _is_name_word(unit.split()[0]):
+        noun = _AFTER_NAME_RE.match(text, m.start("unit"))
+        if noun and noun[1] not in _STOPWORDS:
+            return noun[1], noun.end(), None
+    return unit, unit_end, rate
+
+
+def _figure_end(text: str, m: re.Match[str], unit: str | None, unit_end: int, takes_rate: bool) -> int:
+    """Where a figure's text ends: after its rate, percent sign, degrees or unit (with the noun after a
+    unit word, shown, not compared: '20 virtual machines'), else after its number and magnitude."""
+    if takes_rate:
+        return m.end("rate")
+    for part in ("pct", "degrees"):
+        if m[part]:
+            return m.end(part)
+    if m["glued"] and not m["cur"]:
+        return m.end("glued")
+    if unit and not m["cur"]:
+        noun = _NEXT_NOUN_RE.match(text, unit_end)
+        return noun.end() if noun and unit.split()[-1][-1:] != "s" and noun[1] not in _STOPWORDS else unit_end
+    return max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))   # -1: no match
+
+
+def _in_base_unit(unit_key: str, value: float, high: float | None) -> tuple[str, float, float | None, float]:
+    """A figure in the base unit of its measure, so that equal amounts compare: '1.2 km' in metres,
+    '2 GB' in bytes, '90 days' and '3 months' in seconds (a month is 28 to 31 days: '3 months' is 2%
+    either way); with the seconds one unit of a duration is worth, else 0."""
+    if unit_key in _MEASURES:
+        unit_key, factor = _MEASURES[unit_key]
+        if unit_key == "byte" and value >= 1024 and value % 512 == 0:
+            factor *= 1000 / 1024                      # '2048 MB' counts binary megabytes: it is '2 GB'
+        value, high = value * factor, None if high is None else high * factor
+    if unit_key not in _SECONDS_PER:
+        return unit_key, value, high, 0.0
+    seconds = _SECONDS_PER[unit_key]
+    if unit_key in ("month", "year") and high is None:
+        value, high = value * 0.98, value * 1.02       # allows 90 days, '6 months' 180
+    return "duration", value * seconds, None if high is None else high * seconds, seconds
+
+
+def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None,
+                       words: Sequence[str] | None = None) -> list[Quantity]:
+    """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, and
+    words: its tokens, if at hand).
+
+    >>> [q.text for q in extract_quantities("FY2023 revenue was $4.2M (v1.2), up 12% in 2023, USD 5 million")]
+    ['$4.2M', '12%', 'USD 5 million']
+    """
+    written = text                                    # a figure's text is cut from this
+    text, past = _prepared(text, calendar, words)
     found: list[Quantity] = []
     last_unit_seconds = 0.0                            # of the figure just found, if a duration
     for m in _QUANTITY_RE.finditer(text):
-        cur, num, hi, suffix, mag, glued, degrees, pct, unit, rate = m.group(
-            "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct", "unit", "rate")
+        cur, num, hi, suffix, mag, glued, degrees, pct = m.group(
+            "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct")
         is_word = not num[-1].isdigit()
         if suffix and is_word:
             continue                                   # 'one m' is not a magnitude
@@ -667,19 +726,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         scale = _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
-        unit_end = m.end("unit")
-        # a word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120
-        # visiting scholars', 'one checked bag'; not 'need', no participle); a capitalised word starts a name,
-        # and the noun after the name is the unit ('657 Cracker Barrel stores'; in a heading, '5,000
-        # Exoplanets', the capitalised word is still the unit)
-        if unit and unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit):
-            noun = _NEXT_WORD_RE.match(text, unit_end)
-            unit, unit_end, rate = ((noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS
-                                    else (None, -1, None))
-        elif unit and _is_name_word(unit.split()[0]):
-            noun = _AFTER_NAME_RE.match(text, m.start("unit"))
-            if noun and noun[1] not in _STOPWORDS:
-                unit, unit_end, rate = noun[1], noun.end(), None
+        unit, unit_end, rate = _unit_after(text, m)
         unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
                                            else _unit_key(unit_text) if unit_text else "")
@@ -695,35 +742,10 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             small_count = is_word or ("." not in num and abs(value) < 10)
             if plain_year or (not unit_key and small_count):
                 continue
-        if takes_rate:
-            end = m.end("rate")
-        elif pct:
-            end = m.end("pct")
-        elif degrees:
-            end = m.end("degrees")
-        elif glued and not cur:
-            end = m.end("glued")
-        elif unit and not cur:
-            end = unit_end
-            noun = _NEXT_NOUN_RE.match(text, end)   # shown, not compared: '20 virtual machines'
-            if noun and unit.split()[-1][-1:] != "s" and noun.group(1) not in _STOPWORDS:
-                end = noun.end()
-        else:
-            end = max(m.end("num"), m.end("hi"), m.end("suffix"), m.end("mag"), m.end("plus"))  # -1: no match
-        if unit_key in _MEASURES and not takes_rate:    # '1.2 km' is 1,200 metres
-            unit_key, factor = _MEASURES[unit_key]
-            if unit_key == "byte" and value >= 1024 and value % 512 == 0:
-                factor *= 1000 / 1024                  # '2048 MB' counts binary megabytes: it is '2 GB'
-            value, high = value * factor, None if high is None else high * factor
-        seconds = 0.0
-        if unit_key in _SECONDS_PER:                   # '90 days' and '3 months' compare as one quantity
-            seconds = _SECONDS_PER[unit_key]
-            if unit_key in ("month", "year") and high is None:   # months are 28 to 31 days: '3 months'
-                high = value * 1.02                   # allows 90 days, '6 months' 180 (2% either way)
-                value *= 0.98
-            value, high, unit_key = value * seconds, None if high is None else high * seconds, "duration"
+        end = _figure_end(text, m, unit, unit_end, takes_rate)
+        unit_key, value, high, seconds = _in_base_unit(unit_key, value, high)
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
-        if past and any(0 <= m.start() - end <= 40 and _PAST_GAP_RE.fullmatch(text, end, m.start()) for end in past):
+        if past and any(0 <= m.start() - at <= 40 and _PAST_GAP_RE.fullmatch(text, at, m.start()) for at in past):
             last_unit_seconds = 0.0
             continue                                   # 'now 2 TB, up from 1 TB': the 1 TB no longer holds
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
