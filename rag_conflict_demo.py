@@ -71,7 +71,7 @@ HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
 COVERED_TOPIC_THRESHOLD = 0.5   # ... when both documents' chosen sentences hold every word of the question
-NAMED_TOPIC_THRESHOLD = 0.3     # ... and name the same person or thing (asked for a name)
+NAMED_TOPIC_THRESHOLD = 0.3     # ... and both name one's answer (asked for a name: a succession)
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -911,7 +911,8 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"^\W*how (?:many|much|long|old|far|big|high)\b|\b(?:revenue|price|cost|rate|limit|quota|number|amount"
     r"|percentage|percent|share|proportion|fraction|ratio|population|total|salary|budget|count|fee|speed|height"
     r"|length|weight|age|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty"
-    r"|commission|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin)s?\b", re.I)
+    r"|commission|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin|eps|dividend"
+    r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
@@ -966,13 +967,22 @@ def lowercase_words(text: str) -> frozenset[str]:
     return frozenset(_LOWER_WORD_RE.findall(text))
 
 
+# words before a name that say its bearer no longer holds the post: 'succeeding Alan Smith', 'defeating
+# incumbent Luis Ortega', 'former CEO Tom Baker' (the name is no answer, as a replaced figure is no claim)
+_FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
+                        r"|oust(?:s|ed|ing)|former|formerly|predecessor|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
+
+
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> list[list[str]]:
-    """The words of each capitalised name in text that the query does not already name and that are
-    not common words (ones the source also writes in lower case: 'A Guide To Her Albums'):
-    'FBI Director Kash Patel' -> [['kash', 'patel']] for the question 'Who is the FBI director?'."""
+    """The words of each capitalised name in text that the query does not already name, that are not
+    common words (ones the source also writes in lower case: 'A Guide To Her Albums') and that no word
+    before says is a former holder (_FORMER_RE): 'FBI Director Kash Patel' -> [['kash', 'patel']] for
+    the question 'Who is the FBI director?'."""
     names = []
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
+            if _FORMER_RE.search(text, max(s, m.start() - 40), m.start()):
+                continue
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
                      and w not in _WEEKDAYS and w not in common and stem(w) not in query_words and not w.isdigit()]
@@ -1826,7 +1836,7 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
     those not about another subject than it names ('the closing keynote', asked about the opening one).
     A question in the text ('When did the Browns last make the playoffs?') claims nothing and is never
-    chosen. With question.echo, the sentences sharing most (two at least) of those words instead. When
+    chosen, but the sentence after it, its answer in an FAQ, shares its words. With question.echo, the sentences sharing most (two at least) of those words instead. When
     only one sentence shares any, the one beside it (before, else after) too if it holds a revision word
     or a state: a change is often told next to what it changes ('Employees are no longer required to keep
     an in-office schedule. Staff may work fully remote.')."""
@@ -1836,6 +1846,9 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
         overlap = [n if (n := len(question.echo & s.words)) >= 2 else 0 for s in analysed]
     else:
         overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
+    for i in range(1, len(analysed)):                   # an FAQ's answer is read with its question
+        if analysed[i - 1].text.rstrip().endswith("?") and not analysed[i].text.rstrip().endswith("?"):
+            overlap[i] = max(overlap[i], overlap[i - 1])
 
     def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject is not asked
         return not s.text.rstrip().endswith("?") and not (question.subjects and off_subject(s.about, question.subjects))
@@ -2123,16 +2136,18 @@ class ConflictDetector:
                       else c for n, (c, x) in enumerate(zip(claims, contexts))]
         # Two pages whose chosen sentences hold every word of the question are on its topic even when the
         # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
-        # still when both name the same person (a short page's names weigh much in its embedding).
+        # still when one page's answer is named by the other too (a short page's names weigh much in its
+        # embedding).
         gate = sims >= self.topic_threshold
         covered = np.flatnonzero([covers(question, c) for c in claims])
         if len(covered) > 1:
             among = np.ix_(covered, covered)
             gate[among] |= sims[among] >= COVERED_TOPIC_THRESHOLD
-            if question.asks == "name":                # ... and lower still when they name the same person
+            if question.asks == "name":                # ... and lower still when both name one's answer
                 low = (sims[among] >= NAMED_TOPIC_THRESHOLD) & ~gate[among]   # ('Alan Smith' is the CFO;
                 for i, j in zip(*(covered[x] for x in np.nonzero(low))):   # 'Dana White succeeded Alan Smith')
-                    gate[i, j] = not claims[i].names.isdisjoint(claims[j].names)
+                    gate[i, j] = any(not {stem(n) for n in x.names}.isdisjoint(y.words)   # (one's answer
+                                     for x, y in ((claims[i], claims[j]), (claims[j], claims[i])))   # named by both)
         rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
@@ -2487,15 +2502,26 @@ def _counts(q: Quantity, counted: frozenset[str]) -> bool:
     return bool(content_words(f"{q.unit} {q.text}") & counted)
 
 
-def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str],
-                 bound: str = "", named: frozenset[str] = frozenset()) -> tuple[bool, bool, bool, int, bool]:
+def _clause_of(text: str, q: Quantity) -> str:
+    """The clause of text that holds a figure: 'a primary care visit is $20' of 'The copay for a
+    specialist visit is $35; a primary care visit is $20'."""
+    starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, q.start)]
+    stop = _CLAUSE_BREAK_RE.search(text, q.end)
+    return text[starts[-1] if starts else 0:stop.start() if stop else len(text)]
+
+
+def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str], bound: str = "",
+                 named: frozenset[str] = frozenset(), asked: frozenset[str] = frozenset()
+                 ) -> tuple[bool, bool, bool, int, int, bool]:
     """Which figure of a sentence answers an amount question, lowest first: one of what the question
     counts, then one stating the bound it asks (asked_bound), then one about the name it asks about
-    (named: stems; '$300 in London'), then the one fewest words from a question word outside the figure
-    (hits: their word positions), then one with a unit."""
+    (named: stems; '$300 in London'), then the one whose clause holds most of the question's words
+    (asked: stems), then the one fewest words from a question word outside the figure (hits: their word
+    positions), then one with a unit."""
     at, size = len(text[:q.start].split()), len(q.text.split())   # the figure's word position and length
     about = bool(named) and named.isdisjoint(content_words(" ".join(figure_qualifiers(text, q))))
     return (not _counts(q, counted), bool(bound) and q.hedge != bound, about,
+            -len(asked & content_words(_clause_of(text, q))),
             min((abs(i - at) for i in hits if not at <= i < at + size), default=len(text)), not q.unit)
 
 
@@ -2564,7 +2590,8 @@ class EmbeddingReader:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
                     row = bool(in_row.get((s, e)))    # the figure under a header the question names first
                     q = min(found, key=lambda q: (row and query_words.isdisjoint(content_words(_header_of(text, q))),
-                                                  _figure_rank(q, text, hits, counted, bound, asked.named)))
+                                                  _figure_rank(q, text, hits, counted, bound, asked.named,
+                                                               query_words)))
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
@@ -3775,10 +3802,15 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The SDK supports Python 3.7 and later.", "The SDK dropped support for Python 3.7 and 3.8; "
                           "it now supports Python 3.9 and later.", "Which Python versions does the SDK support?")
         self.assertEqual(found.claims_b, ("dropped support",))   # a revision word of more than the question says
-        found = self.pair("The opening keynote will be given by Mark Chen.",
-                          "Agenda update: Lena Ortiz replaces Mark Chen for the opening keynote.",
-                          "Who gives the opening keynote?")
-        self.assertEqual((found.kind, found.claims_b), ("signal", ("replaces",)))
+        keynote = ("The opening keynote will be given by Mark Chen.",
+                   "Agenda update: Lena Ortiz replaces Mark Chen for the opening keynote.")
+        self.assertEqual((self.pair(*keynote).kind, self.pair(*keynote).claims_b), ("signal", ("replaces",)))
+        found = self.pair(*keynote, "Who gives the opening keynote?")   # asked a name: the one replaced is none
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("chen", "mark"), ("lena", "ortiz")))
+        found = self.pair("Mayor Luis Ortega leads the Riverton city council.",   # nor the one defeated
+                          "Dana Cole won the Riverton mayoral election, defeating incumbent Luis Ortega.",
+                          "Who is the mayor of Riverton?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("cole", "dana")))
         found = self.pair("Tom Lee will serve as interim CFO.", "Rosa Diaz takes over as interim CFO from Tom Lee.",
                           "Who is the interim CFO?")
         self.assertEqual(found.claims_b, ("takes over",))
@@ -3872,6 +3904,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(change_subjects("The Pro plan includes a dashboard."), frozenset())   # no state, no revision
 
     def test_query_aware_claims_ignore_unrelated_figures(self) -> None:
+        faq = "Q: How long is the return window? A: {} days from delivery. Q: Who pays return shipping? A: We do."
+        found = self.pair(faq.format(30), faq.format(60), "How long is the return window?")   # an FAQ's answer
+        self.assertEqual((found.claims_a, found.claims_b), (("30 days",), ("60 days",)))   # is read with it
         q = "What is the rate limit?"
         a = "The rate limit is 100 requests per minute. The office has 40 desks."
         b = "The rate limit is 100 requests per minute. The office has 55 desks."
@@ -3889,7 +3924,8 @@ class TestDetector(unittest.TestCase):
                          [False, True])                 # a year is no other quarter; Q2 is
         found = self.pair("Our CEO is Margaret Chen.", "The board named David Okafor chief executive officer, "
                           "succeeding Margaret Chen.", "Who is the CEO?")   # an acronym finds its words
-        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("signal", (), ("succeeding",)))
+        self.assertEqual((found.kind, found.claims_a, found.claims_b),   # the predecessor is no answer
+                         ("entity", ("chen", "margaret"), ("david", "okafor")))
         self.assertIn("fbi", initials(tokens("the Federal Bureau of Investigation")))
         found = self.pair("It premiered on May 5 in Rome.", "It premiered on June 9 in Rome.",
                           "When did it premiere?")          # word forms match: premiere, premiered
@@ -3921,7 +3957,7 @@ class TestDetector(unittest.TestCase):
         ceo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # an acronym held by its words
                (("a", "Tom Becker is the chief executive officer of Northwind."),
                 ("b", "Northwind appoints Priya Nair as CEO; she replaces Tom Becker."))]
-        self.assertEqual(detector.detect(ceo, mid, "Who is the CEO of Northwind?").pairs[0].claims_b, ("replaces",))
+        self.assertEqual(detector.detect(ceo, mid, "Who is the CEO of Northwind?").pairs[0].claims_b, ("nair", "priya"))
         # a state word of the question is held by any state of its row: the other state is the answer
         app = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
                (("a", "The desktop app is available for Windows and macOS."),
@@ -3931,10 +3967,10 @@ class TestDetector(unittest.TestCase):
         api = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # 'still' is no word a page must hold
                (("a", "API v1 is fully supported."), ("b", "API v1 is deprecated and will be shut down in June."))]
         self.assertEqual(detector.detect(api, mid, "Is API v1 still supported?").pairs[0].kind, "state")
-        # ... and down to NAMED_TOPIC_THRESHOLD when both name the same person (a succession)
+        # ... and down to NAMED_TOPIC_THRESHOLD when one's answer is named by the other too (a succession)
         cfo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
                (("a", "Our CFO is Alan Smith."), ("b", "Dana White was appointed CFO, succeeding Alan Smith."))]
-        self.assertEqual(detector.detect(cfo, farther, "Who is the CFO?").pairs[0].claims_b, ("succeeding",))
+        self.assertEqual(detector.detect(cfo, farther, "Who is the CFO?").pairs[0].claims_b, ("dana", "white"))
         farthest = np.array([[1.0, 0.0], [0.2, np.sqrt(0.96)]], dtype=np.float32)   # cosine 0.2
         self.assertFalse(detector.detect(cfo, farthest, "Who is the CFO?").has_conflict)
 
@@ -4094,6 +4130,10 @@ class TestPipeline(unittest.TestCase):
         context = "New Zealand have won six Women's Rugby World Cup titles, most recently in 2021."
         self.assertEqual(reader.read("How many Women's Rugby World Cup titles has New Zealand won?", context).text,
                          "six Women's Rugby World Cup titles")   # a name after a figure is no unit ('six Women')
+        context = "Contoso restated its Q2 2024 results after an error. Restated diluted EPS is $0.84."
+        self.assertEqual(reader.read("What was Contoso's diluted EPS for Q2 2024?", context).text, "$0.84")
+        context = "The copay for a specialist visit is $35; a primary care visit is $20."   # the figure whose
+        self.assertEqual(reader.read("What is the copay for a primary care visit?", context).text, "$20")  # clause
         context = "Europe accounts for two in five sales. Forty percent of revenue comes from Europe."
         self.assertEqual(reader.read("What share of revenue comes from Europe?", context).text, "Forty percent")
         context = "# Team plan\n- Price: $18/month\n- Seats: 10\n- Storage: 1 TB"
