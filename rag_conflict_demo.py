@@ -1195,6 +1195,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
                      if not _PERIOD_RE.fullmatch(m.group())
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
+    if "/" in sentence:                                # an endpoint or a path: '/v2/search'
+        found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
     found.update("weekend" if _WEEKDAYS[day] > 5 else "weekday"   # 'on Saturdays' is about the weekend
                  for day in {singular(w) for w in words} & _WEEKDAYS.keys())
     return frozenset(found | label_keys(sentence, words))
@@ -1202,6 +1204,9 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
 
 _APART_RE = re.compile(rf"(?P<year>(?:19|20)\d{{2}})|(?P<fy>fy\d{{2,4}})|(?P<quarter>[qh]\d|(?:first|second|third"
                        rf"|fourth)quarter)|(?P<label>{'|'.join(_LABEL_NOUNS + _SUPERLATIVES)})\w+")
+
+
+_PATH_RE = re.compile(r"(?<![\w./:])/[A-Za-z0-9_{}.-]+(?:/[A-Za-z0-9_{}.-]+)*")
 
 
 def subject_kind(qualifier: str) -> str | None:
@@ -1212,6 +1217,8 @@ def subject_kind(qualifier: str) -> str | None:
         return _SUBJECT_KINDS[qualifier]
     if "#" in qualifier:                               # a product model: 'aero#5' is one of the Aeros
         return "model:" + qualifier.partition("#")[0]
+    if qualifier.startswith("/"):
+        return "path"
     m = _APART_RE.fullmatch(qualifier)
     return None if m is None else m["label"] or m.lastgroup
 
@@ -1836,10 +1843,11 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
     those not about another subject than it names ('the closing keynote', asked about the opening one).
     A question in the text ('When did the Browns last make the playoffs?') claims nothing and is never
-    chosen, but the sentence after it, its answer in an FAQ, shares its words. With question.echo, the sentences sharing most (two at least) of those words instead. When
-    only one sentence shares any, the one beside it (before, else after) too if it holds a revision word
-    or a state: a change is often told next to what it changes ('Employees are no longer required to keep
-    an in-office schedule. Staff may work fully remote.')."""
+    chosen, but the sentence after it, its answer in an FAQ, shares its words. With question.echo, the
+    sentences sharing most (two at least) of those words instead. When only one sentence shares any, the
+    one beside it (before, else after) too if it holds a revision word or a state: a change is often told
+    next to what it changes ('Employees are no longer required to keep an in-office schedule. Staff may
+    work fully remote.')."""
     if not question.words:
         return tuple(range(len(analysed)))
     if question.echo:
@@ -3636,6 +3644,10 @@ class TestDetector(unittest.TestCase):
                          Quantity(15778800.0, "duration", "6 months", key=15778800.0))   # no age in years
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
+        a = "Requests to /v2/search are limited to 600 per minute. Requests to /v2/upload are limited to 60 a minute."
+        b = "We raised the limit for /v2/search to 1,000 per minute. The /v2/upload limit is unchanged at 60 a minute."
+        self.assertIsNone(self.pair(a, b, "What is the rate limit for the /v2/upload endpoint?"))   # two endpoints
+        self.assertEqual(self.pair(a, b, "What is the rate limit for the /v2/search endpoint?").claims_b, ("1,000",))
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
         self.assertIsNone(self.pair("Shipping to Canada takes 5-7 days.", "Shipping within the US takes 2-3 days."))
         # a clause that names what its figure is about says it alone: a list of plans' prices
