@@ -968,9 +968,18 @@ def lowercase_words(text: str) -> frozenset[str]:
 
 
 # words before a name that say its bearer no longer holds the post: 'succeeding Alan Smith', 'defeating
-# incumbent Luis Ortega', 'former CEO Tom Baker' (the name is no answer, as a replaced figure is no claim)
+# incumbent Luis Ortega', 'former CEO Tom Baker' (the name is no answer, as a replaced figure is no claim,
+# unless the question asks for such a one: 'Who did she succeed?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
-                        r"|oust(?:s|ed|ing)|former|formerly|predecessor|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
+                        r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
+                        r"|predecessor|previous|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
+
+
+@functools.cache
+def _former_stems() -> frozenset[str]:
+    """Stems of the words of _FORMER_RE: a question holding one asks for a former holder."""
+    return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
+                         "previous outgoing incumbent")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> list[list[str]]:
@@ -979,9 +988,10 @@ def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = 
     before says is a former holder (_FORMER_RE): 'FBI Director Kash Patel' -> [['kash', 'patel']] for
     the question 'Who is the FBI director?'."""
     names = []
+    former_asked = not _former_stems().isdisjoint(query_words)
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
-            if _FORMER_RE.search(text, max(s, m.start() - 40), m.start()):
+            if not former_asked and _FORMER_RE.search(text, max(s, m.start() - 40), m.start()):
                 continue
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
@@ -3823,6 +3833,12 @@ class TestDetector(unittest.TestCase):
                           "Dana Cole won the Riverton mayoral election, defeating incumbent Luis Ortega.",
                           "Who is the mayor of Riverton?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("cole", "dana")))
+        found = self.pair("Head coach Ben Adler enters his third season with the Falcons.",   # nor the one fired
+                          "The Falcons fired Ben Adler and named Rita Moss head coach.",
+                          "Who is the Falcons' head coach?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("moss", "rita")))
+        self.assertEqual(find_names("Dana White was appointed CFO, succeeding Alan Smith.",   # unless that is
+                                    content_words("Who did Dana White succeed?")), {"alan", "smith"})   # asked
         found = self.pair("Tom Lee will serve as interim CFO.", "Rosa Diaz takes over as interim CFO from Tom Lee.",
                           "Who is the interim CFO?")
         self.assertEqual(found.claims_b, ("takes over",))
