@@ -3837,8 +3837,8 @@ class TestDetector(unittest.TestCase):
                           "The Falcons fired Ben Adler and named Rita Moss head coach.",
                           "Who is the Falcons' head coach?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("moss", "rita")))
-        self.assertEqual(find_names("Dana White was appointed CFO, succeeding Alan Smith.",   # unless that is
-                                    content_words("Who did Dana White succeed?")), {"alan", "smith"})   # asked
+        self.assertEqual(find_names("Dana White was appointed CFO, succeeding Alan Smith.",   # unless asked
+                                    content_words("Who did Dana White succeed as CFO?")), {"alan", "smith"})
         found = self.pair("Tom Lee will serve as interim CFO.", "Rosa Diaz takes over as interim CFO from Tom Lee.",
                           "Who is the interim CFO?")
         self.assertEqual(found.claims_b, ("takes over",))
