@@ -1649,6 +1649,7 @@ class SentenceClaims:
     versions: tuple[tuple[Quantity, frozenset[str]], ...]  # 'v2.3', '2.3.1', 'version 4'
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
+    question: bool = False                           # it ends with '?': it claims nothing
 
     @functools.cached_property
     def initials(self) -> frozenset[str]:
@@ -1684,7 +1685,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
-                                       find_signals(words), find_states(words)))
+                                       find_signals(words), find_states(words), sentence.rstrip().endswith("?")))
     return tuple(analysed)
 
 
@@ -1833,7 +1834,7 @@ def covers(question: Question, claims: DocClaims) -> bool:
     if not question.words:
         return False
     missing = question.words - claims.words
-    if missing and question.acronyms:                  # 'CEO' held by 'chief executive officer'
+    if missing and missing - question.state_stems <= question.acronyms:   # 'CEO' by 'chief executive officer'
         missing -= initials(tokens(" ".join(claims.sentences)))
     if not question.states:
         return not missing
@@ -1865,11 +1866,11 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     else:
         overlap = [words_shared(question, s.words, lambda s=s: s.initials) for s in analysed]
     for i in range(1, len(analysed)):                   # an FAQ's answer is read with its question
-        if analysed[i - 1].text.rstrip().endswith("?") and not analysed[i].text.rstrip().endswith("?"):
+        if analysed[i - 1].question and not analysed[i].question:
             overlap[i] = max(overlap[i], overlap[i - 1])
 
     def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject is not asked
-        return not s.text.rstrip().endswith("?") and not (question.subjects and off_subject(s.about, question.subjects))
+        return not s.question and not (question.subjects and off_subject(s.about, question.subjects))
 
     ranked = sorted((i for i in range(len(analysed)) if overlap[i] and eligible(analysed[i])),
                     key=lambda i: (-overlap[i], i))
