@@ -1650,6 +1650,7 @@ class SentenceClaims:
     signals: frozenset[str]
     states: frozenset[tuple[int, int]]
     question: bool = False                           # it ends with '?': it claims nothing
+    lesser: frozenset[str] = frozenset()             # roles it names only with a deputy's word: 'vice chair'
 
     @functools.cached_property
     def initials(self) -> frozenset[str]:
@@ -1685,8 +1686,26 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, figure_qualifiers(sentence, q, own=False)) for q in moments),
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
-                                       find_signals(words), find_states(words), sentence.rstrip().endswith("?")))
+                                       find_signals(words), find_states(words), sentence.rstrip().endswith("?"),
+                                       lesser_roles(words)))
     return tuple(analysed)
+
+
+_DEPUTY_WORDS = frozenset("vice deputy assistant associate".split())
+
+
+@functools.cache
+def _deputy_stems() -> frozenset[str]:
+    return content_words(" ".join(_DEPUTY_WORDS))
+
+
+def lesser_roles(words: Sequence[str]) -> frozenset[str]:
+    """Stems of the words a sentence writes only after a deputy's word ('vice chair', 'deputy director'):
+    it is about another role than a question naming the role alone."""
+    if _DEPUTY_WORDS.isdisjoint(words):
+        return frozenset()
+    after = {stem(words[n + 1]) for n in range(len(words) - 1) if words[n] in _DEPUTY_WORDS}
+    return frozenset(after - {stem(w) for n, w in enumerate(words) if not n or words[n - 1] not in _DEPUTY_WORDS})
 
 
 # where a state or a revision stands: its word, or a phrase's longest ('sold' of 'sold out', 'longer' of
@@ -1852,7 +1871,8 @@ def words_shared(question: Question, words: frozenset[str], spelled: Callable[[]
 
 def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, keep: int = 2) -> tuple[int, ...]:
     """Indices of the keep sentences sharing most words with the query (all when there is none), of
-    those not about another subject than it names ('the closing keynote', asked about the opening one).
+    those not about another subject or role than it names ('the closing keynote', asked about the opening
+    one; 'the vice chair', asked about the chair, and the chair asked about the vice chair).
     A question in the text ('When did the Browns last make the playoffs?') claims nothing and is never
     chosen, but the sentence after it, its answer in an FAQ, shares its words. With question.echo, the
     sentences sharing most (two at least) of those words instead. When only one sentence shares any, the
@@ -1869,8 +1889,12 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
         if analysed[i - 1].question and not analysed[i].question:
             overlap[i] = max(overlap[i], overlap[i - 1])
 
-    def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject is not asked
-        return not s.question and not (question.subjects and off_subject(s.about, question.subjects))
+    deputy = question.words & _deputy_stems()         # 'Who is the vice chair?'
+
+    def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject or role
+        if s.question or (question.subjects and off_subject(s.about, question.subjects)):   # is not asked
+            return False
+        return s.words >= deputy if deputy else not (s.lesser and s.lesser & question.words)
 
     ranked = sorted((i for i in range(len(analysed)) if overlap[i] and eligible(analysed[i])),
                     key=lambda i: (-overlap[i], i))
@@ -3838,6 +3862,10 @@ class TestDetector(unittest.TestCase):
                           "The Falcons fired Ben Adler and named Rita Moss head coach.",
                           "Who is the Falcons' head coach?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("moss", "rita")))
+        chair, vice = "Helen Park is the chair of the board.", "Raj Mehta is the vice chair of the board."
+        self.assertIsNone(self.pair(chair, vice, "Who is the chair of the board?"))   # two roles
+        self.assertIsNone(self.pair(chair, vice, "Who is the vice chair of the board?"))
+        self.assertEqual(self.pair(vice, "Ana Li is the vice chair.", "Who is the vice chair?").claims_b, ("ana", "li"))
         self.assertEqual(find_names("Dana White was appointed CFO, succeeding Alan Smith.",   # unless asked
                                     content_words("Who did Dana White succeed as CFO?")), {"alan", "smith"})
         found = self.pair("Tom Lee will serve as interim CFO.", "Rosa Diaz takes over as interim CFO from Tom Lee.",
