@@ -576,11 +576,14 @@ def _parse_number(raw: str) -> float:
 
 # after a number, a name and the noun that says what it counts: "six Women's Rugby World Cup titles"
 _AFTER_NAME_RE = re.compile(r"(?:\s+[A-Z][\w\-]*(?:['’]s)?)+\s+([a-z]+)\b")
+_NAME_RUN_RE = re.compile(r"(?:\s+[A-Z][\w\-]*(?:['’]s)?)*\s+([A-Z][a-z]+)\b")
 
 
 def _is_name_word(word: str) -> bool:
     """A capitalised word after a number that may start a name, not a unit: 'Cracker' (Barrel), 'Women'
-    ('s Rugby), not 'Days', 'Dollars', 'MB' or 'Mbps'."""
+    ('s Rugby), 'FIFA', not 'Days', 'Dollars', 'MB' or 'Mbps'."""
+    if word.isupper() and word.isalpha() and len(word) > 2:   # an acronym of a name: '3 FIFA World Cups'
+        return _unit_key(word) == word.lower() and word.lower() not in _MEASURE_KEYS
     return (len(word) > 2 and word[0].isupper() and word[1:].islower() and any(c in "aeiouy" for c in word[1:])
             and _unit_key(word) == singular(word.lower()) and singular(word.lower()) not in _UNIT_NOUNS)
 
@@ -652,9 +655,9 @@ def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
 def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | None]:
     """The unit a _QUANTITY_RE match counts in, where it ends in text, and its rate ('per month'), if any.
     A word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120 visiting
-    scholars', 'one checked bag'; not 'need', no participle); a capitalised word starts a name, and the
-    noun after the name is the unit ('657 Cracker Barrel stores'; in a heading, '5,000 Exoplanets', the
-    capitalised word is still the unit)."""
+    scholars', 'one checked bag'; not 'need', no participle); a capitalised word or an acronym starts a
+    name, and the noun after the name is the unit ('657 Cracker Barrel stores', '20 API calls'), else
+    the name's last capitalised word, as in a heading ('5,000 Exoplanets', '3 FIFA World Cups')."""
     unit, unit_end, rate = m["unit"], m.end("unit"), m["rate"]
     if unit and unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit):
         noun = _NEXT_WORD_RE.match(text, unit_end)
@@ -663,6 +666,8 @@ def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | Non
         noun = _AFTER_NAME_RE.match(text, m.start("unit"))
         if noun and noun[1] not in _STOPWORDS:
             return noun[1], noun.end(), None
+        if run := _NAME_RUN_RE.match(text, m.start("unit")):
+            return run[1], run.end(), None
     return unit, unit_end, rate
 
 
@@ -3497,6 +3502,8 @@ class TestQuantities(unittest.TestCase):
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
                          [(657.0, "location"), (5000.0, "exoplanet"), (40e6, "byte"), (777600.0, "duration")])
+        self.assertEqual(self.values("It has won three FIFA World Cups and made 20 API calls"),   # an acronym
+                         [(3.0, "cup"), (20.0, "call")])   # starts a name too, and a heading's last word counts
         self.assertEqual(self.values("$25/month, 500 requests/min, 20 req/s"),
                          [(25.0, "$/month"), (500.0, "request/minute"), (20.0, "request/second")])
 
