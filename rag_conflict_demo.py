@@ -905,11 +905,14 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"  
                                  r"|team|title|author|winner|owner|company|person|player|album|movie|film|book"
                                  r"|novel|song|currency|language|address|location|venue|headquarters)s?\b(?!['’])",
                                  re.I)                                       # not 'the company's revenue'
+# what asks a moment: not 'what was the uptime last month'; 'the response time' is a duration; opening hours
+# are clock times
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
                                r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?<!last )(?<!next )(?<!this )(?<!per )"
-                               r"(?:date|year|day|month|time)s?\b"   # not 'what was the uptime last month
-                               r"|\bwhat (?:are|were) (?:the |its |their |your )?(?:[\w'’-]+ ){0,3}?hours\b"   # opening
-                               r"|\bhours of (?:operation|business|service)\b", re.I)                        # hours
+                               r"(?:(?:date|year|day|month)s?|(?:(?<=the )|(?<=what )|(?<=start )|(?<=end )"
+                               r"|(?<=opening )|(?<=closing )|(?<=departure )|(?<=arrival )|(?<=meeting ))time)\b"
+                               r"|\bwhat (?:are|were) (?:the |its |their |your )?(?:[\w'’-]+ ){0,3}?hours\b"
+                               r"|\bhours of (?:operation|business|service)\b", re.I)
 
 
 _AMOUNT_QUESTION_RE = re.compile(
@@ -917,7 +920,7 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|percentage|percent|share|proportion|fraction|ratio|population|total|salary|budget|count|fee|speed|height"
     r"|length|weight|age|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty"
     r"|commission|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin|eps|dividend"
-    r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield)s?\b", re.I)
+    r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield|time|duration|delay)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
@@ -3804,9 +3807,10 @@ class TestDetector(unittest.TestCase):
                  "What is the largest city in Germany?", "What was the hottest year?",
                  "What is Greg Egan's latest novel?", "What is the company's revenue?",
                  "What city has the largest population?", "What is the office address?",
-                 "What was the API's uptime last month?", "What are the support hours?")
+                 "What was the API's uptime last month?", "What are the support hours?",
+                 "What is the response time for urgent tickets?", "What time does it open?")
         self.assertEqual([answer_kind(q) for q in asked],
-                         ["", "", "name", "moment", "name", "", "name", "name", "", "moment"])
+                         ["", "", "name", "moment", "name", "", "name", "name", "", "moment", "", "moment"])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
@@ -4198,6 +4202,8 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("What was Contoso's diluted EPS for Q2 2024?", context).text, "$0.84")
         context = "The copay for a specialist visit is $35; a primary care visit is $20."   # the figure whose
         self.assertEqual(reader.read("What is the copay for a primary care visit?", context).text, "$20")  # clause
+        context = "Response times:\n* Urgent: 1 hour\n* Normal: 2 business days"   # a duration, not a moment
+        self.assertEqual(reader.read("What is the response time for urgent tickets?", context).text, "1 hour")
         context = "Europe accounts for two in five sales. Forty percent of revenue comes from Europe."
         self.assertEqual(reader.read("What share of revenue comes from Europe?", context).text, "Forty percent")
         context = "# Team plan\n- Price: $18/month\n- Seats: 10\n- Storage: 1 TB"
