@@ -1293,6 +1293,14 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
 _CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
 
 
+def _clause_of(text: str, q: Quantity) -> str:
+    """The clause of text that holds a figure: 'a primary care visit is $20' of 'The copay for a
+    specialist visit is $35; a primary care visit is $20'."""
+    starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, q.start)]
+    stop = _CLAUSE_BREAK_RE.search(text, q.end)
+    return text[starts[-1] if starts else 0:stop.start() if stop else len(text)]
+
+
 # -----------------------------------------------------------------------------
 # embedders
 
@@ -1926,6 +1934,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     rounded: dict[str, list[tuple[Quantity, float]]] = {}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
+        if asks == "version":                          # a version in a clause on what is asked: not the
+            asked = tuple((q, qual) for q, qual in asked   # 3.8 of '4.2 is now the latest; 3.8 is in maintenance'
+                          if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words))
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
@@ -2551,14 +2562,6 @@ def _counts(q: Quantity, counted: frozenset[str]) -> bool:
     if q.unit == "duration" and not counted.isdisjoint(_time_unit_stems()):
         return True
     return bool(content_words(f"{q.unit} {q.text}") & counted)
-
-
-def _clause_of(text: str, q: Quantity) -> str:
-    """The clause of text that holds a figure: 'a primary care visit is $20' of 'The copay for a
-    specialist visit is $35; a primary care visit is $20'."""
-    starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, q.start)]
-    stop = _CLAUSE_BREAK_RE.search(text, q.end)
-    return text[starts[-1] if starts else 0:stop.start() if stop else len(text)]
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str], bound: str = "",
@@ -3785,6 +3788,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The latest version of the app is 3.9.", "Version 4.2 is now the latest version.", latest)
         self.assertEqual((found.claims_a, found.claims_b), (("3.9",), ("Version 4.2",)))   # '3.9' is a version here
         self.assertIsNone(self.pair("Version 4.2 adds dark mode.", "Version 4.3 adds search.", "What is new?"))
+        found = self.pair("The latest stable version of the SDK is 3.8.",   # the old version in another clause
+                          "SDK 4.2 is now the latest stable version; 3.8 is in maintenance mode.", latest)
+        self.assertEqual((found.claims_a, found.claims_b), (("3.8",), ("4.2",)))
         self.assertIsNotNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 7-10 business days."))
         self.assertIsNone(self.pair("Delivery takes 3-5 business days.", "Delivery takes 3 to 5 business days."))
         self.assertIsNotNone(self.pair("The warranty lasts 90 days.", "The warranty lasts 2 years."))
