@@ -976,10 +976,11 @@ def lowercase_words(text: str) -> frozenset[str]:
 
 
 # words before a name that say its bearer no longer holds the post: 'succeeding Alan Smith', 'defeating
-# incumbent Luis Ortega', 'former CEO Tom Baker' (the name is no answer, as a replaced figure is no claim,
-# unless the question asks for such a one: 'Who did she succeed?')
+# incumbent Luis Ortega', 'former CEO Tom Baker', 'acquired Corvid Labs' (the name is no answer, as a
+# replaced figure is no claim, unless the question asks for such a one: 'Who did she succeed?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
+                        r"|acquir(?:es|ed|ing)"
                         r"|predecessor|previous|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
 
 
@@ -987,7 +988,7 @@ _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?
 def _former_stems() -> frozenset[str]:
     """Stems of the words of _FORMER_RE: a question holding one asks for a former holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
-                         "previous outgoing incumbent")
+                         "previous outgoing incumbent acquire acquired")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> list[list[str]]:
@@ -3879,6 +3880,9 @@ class TestDetector(unittest.TestCase):
                           "The Falcons fired Ben Adler and named Rita Moss head coach.",
                           "Who is the Falcons' head coach?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("moss", "rita")))
+        found = self.pair("The Brightline app is owned by Corvid Labs.",   # nor the one bought
+                          "Nimbus has acquired Corvid Labs' Brightline app.", "Which company owns the Brightline app?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("nimbus",)))
         chair, vice = "Helen Park is the chair of the board.", "Raj Mehta is the vice chair of the board."
         self.assertIsNone(self.pair(chair, vice, "Who is the chair of the board?"))   # two roles
         self.assertIsNone(self.pair(chair, vice, "Who is the vice chair of the board?"))
