@@ -83,6 +83,8 @@ READER_CACHE_SIZE = 50_000       # candidate embeddings the offline reader keeps
 READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
+EMBED_BATCH_SIZE = 16           # texts per forward pass: on 2 CPU cores, 16 encoded the CONFLICTS file's
+                                # 1,026 pages in 20-21 s, 64 in 23-27 s (less padding within a batch)
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 CITED_TITLE_WORDS = 4            # words of a title that a "Sources disagree" answer cites (the panel lists it whole)
 PANEL_WIDTH = 78
@@ -1463,7 +1465,7 @@ class SentenceEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
-        return self.model.encode(list(texts), batch_size=64, normalize_embeddings=True,
+        return self.model.encode(list(texts), batch_size=EMBED_BATCH_SIZE, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
 
 
