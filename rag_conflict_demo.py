@@ -1188,7 +1188,7 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     free basic standard plus pro premium enterprise starter team business personal professional
     express economy overnight
     men women boys girls children kids adults seniors students
-    daily weekly monthly quarterly annual yearly
+    single daily weekly monthly quarterly annual yearly
     weekday weekend
     minimum maximum average median
     domestic international
@@ -3695,6 +3695,10 @@ class TestDetector(unittest.TestCase):
                          Quantity(15778800.0, "duration", "6 months", key=15778800.0))   # no age in years
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
+        a = "A single bus fare costs $2.75 and a monthly pass costs $132."
+        b = "A single bus fare now costs $2.90; the monthly pass stays at $132."
+        self.assertIsNone(self.pair(a, b, "How much is a monthly pass?"))   # a single fare against a pass
+        self.assertEqual(self.pair(a, b, "How much is a single bus fare?").claims_b, ("$2.90",))
         a = "Requests to /v2/search are limited to 600 per minute. Requests to /v2/upload are limited to 60 a minute."
         b = "We raised the limit for /v2/search to 1,000 per minute. The /v2/upload limit is unchanged at 60 a minute."
         self.assertIsNone(self.pair(a, b, "What is the rate limit for the /v2/upload endpoint?"))   # two endpoints
