@@ -594,7 +594,7 @@ def _is_name_word(word: str) -> bool:
 # are one quantity. Like the state lexicon, a starting list to extend for one's own domain.
 _COUNT_NOUNS = {singular(w): line.split()[0] for line in """
     location store shop outlet branch restaurant cafe site venue
-    person people employee staffer worker member
+    person people individual employee staffer worker member
 """.strip().splitlines() for w in line.split()}
 
 
@@ -1814,6 +1814,34 @@ def asked_bound(question: str) -> str:
     return "" if m is None else ">" if m["low"] else "<"
 
 
+@functools.cache
+def _persons() -> frozenset[str]:
+    """Stems of words for persons (made on first use, as stemming needs PyStemmer)."""
+    return content_words("people persons individuals employees staff workers members residents inhabitants")
+
+
+def counted_noun(question: str) -> frozenset[str]:
+    """What a how-many / how-much question counts: 'How many employees...' -> {'employee'}; people are
+    counted by any word for persons ('120 employees' answers 'How many people work here?')."""
+    m = _COUNTED_RE.search(question)
+    counted = content_words(m.group(1)) if m else frozenset()
+    return counted | _persons() if counted & _persons() else counted
+
+
+@functools.cache
+def _time_unit_stems() -> frozenset[str]:
+    """Stems of the units of time ('days', 'weeks'...), made on first use."""
+    return content_words(" ".join(f"{unit}s" for unit in _SECONDS_PER if len(unit) > 2))
+
+
+def _counts(q: Quantity, counted: frozenset[str]) -> bool:
+    """The figure is of what the question counts: '180 employees' for {'employee'}; a duration for any
+    unit of time ('16 weeks' answers 'how many days')."""
+    if q.unit == "duration" and not counted.isdisjoint(_time_unit_stems()):
+        return True
+    return bool(content_words(f"{q.unit} {q.text}") & counted)
+
+
 _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
 _CAPITALISED_RE = re.compile(r"(?<=\s)[A-Z][\w'’-]*")   # not the first word
 
@@ -1838,6 +1866,7 @@ class Question:
     states: frozenset[tuple[int, int]] = frozenset()  # its state words' (row, side): 'available' in 'Is X available?'
     state_stems: frozenset[str] = frozenset()        # ... and those words' stems
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
+    counted: frozenset[str] = frozenset()            # counted_noun: what a how-many question counts
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -1850,7 +1879,8 @@ class Question:
                    _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query)
                    and not rank, asked_bound(query), bool(_AGE_RE.search(query)), rank,
-                   frozenset(state for states in said.values() for state in states), content_words(" ".join(said)))
+                   frozenset(state for states in said.values() for state in states), content_words(" ".join(said)),
+                   counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset())
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1935,6 +1965,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     said: dict[ValueKey, list[frozenset[str]]] = {}
     loose: dict[str, list[tuple[Quantity, frozenset[str]]]] = {}
     rounded: dict[str, list[tuple[Quantity, float]]] = {}
+    # asked how many of a thing, when the document counts it, its other counts are of something else: 'How
+    # many nodes?' is not answered by '1,024 GPUs across 128 nodes'
+    counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures)
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         if asks == "version":                          # a version in a clause on what is asked: not the
@@ -1944,7 +1977,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
-            if off_subject(qual, subjects) or not question.takes(q):
+            if off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted)):
                 continue                               # the Starter plan's price, asked about the Team plan
             if question.age:                           # 'at least 16 years old' against 'the minimum age is 18'
                 q = as_age(q, sentence.text)
@@ -2537,34 +2570,6 @@ _PAST_QUESTION_RE = re.compile(r"\b(?:was|were|did|former|previous|before|until|
 _EXPLAIN_QUESTION_RE = re.compile(r"^\W*(?:why|what happens|what if|how (?:do|does|did|can|should|to))\b", re.I)
 _PLACE_QUESTION_RE = re.compile(r"\b(?:where|city|country|state|place|location|venue)\b", re.I)
 _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
-
-
-@functools.cache
-def _persons() -> frozenset[str]:
-    """Stems of words for persons (made on first use, as stemming needs PyStemmer)."""
-    return content_words("people persons employees staff workers members residents inhabitants")
-
-
-def counted_noun(question: str) -> frozenset[str]:
-    """What a how-many / how-much question counts: 'How many employees...' -> {'employee'}; people are
-    counted by any word for persons ('120 employees' answers 'How many people work here?')."""
-    m = _COUNTED_RE.search(question)
-    counted = content_words(m.group(1)) if m else frozenset()
-    return counted | _persons() if counted & _persons() else counted
-
-
-@functools.cache
-def _time_unit_stems() -> frozenset[str]:
-    """Stems of the units of time ('days', 'weeks'...), made on first use."""
-    return content_words(" ".join(f"{unit}s" for unit in _SECONDS_PER if len(unit) > 2))
-
-
-def _counts(q: Quantity, counted: frozenset[str]) -> bool:
-    """The figure is of what the question counts: '180 employees' for {'employee'}; a duration for any
-    unit of time ('16 weeks' answers 'how many days')."""
-    if q.unit == "duration" and not counted.isdisjoint(_time_unit_stems()):
-        return True
-    return bool(content_words(f"{q.unit} {q.text}") & counted)
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str], bound: str = "",
@@ -3695,6 +3700,10 @@ class TestDetector(unittest.TestCase):
                          Quantity(15778800.0, "duration", "6 months", key=15778800.0))   # no age in years
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
+        nodes = "How many nodes does the cluster have?"   # counts of other things do not answer it
+        self.assertIsNone(self.pair("The cluster has 1,024 GPUs across 128 nodes.",
+                                    "Jobs run on 128 nodes; each node has 8 GPUs.", nodes))
+        self.assertIsNone(self.pair("280 individuals have visited the station.", "280 people have visited it."))
         a = "A single bus fare costs $2.75 and a monthly pass costs $132."
         b = "A single bus fare now costs $2.90; the monthly pass stays at $132."
         self.assertIsNone(self.pair(a, b, "How much is a monthly pass?"))   # a single fare against a pass
