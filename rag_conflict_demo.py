@@ -988,7 +988,8 @@ _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?
 
 @functools.cache
 def _former_stems() -> frozenset[str]:
-    """Stems of the words of _FORMER_RE: a question holding one asks for a former holder."""
+    """Stems of the words of _FORMER_RE (kept in step by hand): a question holding one asks for a former
+    holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
                          "previous outgoing incumbent acquire acquired")
 
@@ -1209,7 +1210,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
     is not one. proper=False leaves out capitalised names ('Berlin')."""
     words = tokens(sentence)
-    found = {singular(w.partition("'")[0]) for w in words} & _SUBJECT_WORDS   # "women's" is 'women'
+    singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
+    found = singulars & _SUBJECT_WORDS
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
@@ -1219,7 +1221,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
         found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
     found.update("weekend" if _WEEKDAYS[day] > 5 else "weekday"   # 'on Saturdays' is about the weekend
-                 for day in {singular(w) for w in words} & _WEEKDAYS.keys())
+                 for day in singulars & _WEEKDAYS.keys())
     return frozenset(found | label_keys(sentence, words))
 
 
@@ -1715,6 +1717,7 @@ _DEPUTY_WORDS = frozenset("vice deputy assistant associate".split())
 
 @functools.cache
 def _deputy_stems() -> frozenset[str]:
+    """Stems of _DEPUTY_WORDS, made on first use: a question holding one asks about the deputy."""
     return content_words(" ".join(_DEPUTY_WORDS))
 
 
