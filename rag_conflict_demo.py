@@ -1870,6 +1870,7 @@ class Question:
     state_stems: frozenset[str] = frozenset()        # ... and those words' stems
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
     counted: frozenset[str] = frozenset()            # counted_noun: what a how-many question counts
+    priced: bool = False                             # it asks a price: a sum of money is the 'paid' state
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -1883,7 +1884,8 @@ class Question:
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query)
                    and not rank, asked_bound(query), bool(_AGE_RE.search(query)), rank,
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)),
-                   counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset())
+                   counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
+                   priced=bool(_PRICE_QUESTION_RE.search(query)))
 
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
@@ -1958,6 +1960,21 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     return tuple(sorted(ranked[:keep]))
 
 
+_PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|charged|pay|free)\b"
+                                r"|^\W*how much (?:is|are|does|do)\b", re.I)
+
+
+def _priced(figures: dict[str, list[tuple[Quantity, frozenset[str]]]],
+            question: Question) -> frozenset[tuple[int, int]]:
+    """The 'paid' state, when a price question is answered by a sum of money above zero: '$4.99' and 'is
+    now free' are opposite answers to 'How much does the app cost?'."""
+    if not question.priced:
+        return frozenset()
+    money = frozenset(_CURRENCY_WORDS.values())
+    paid = any(q.value > 0 for unit, found in figures.items() if unit.partition("/")[0] in money for q, _ in found)
+    return frozenset(_STATE_OF_WORD["paid"]) if paid else frozenset()
+
+
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
                  common: frozenset[str] = frozenset()) -> DocClaims:
     """One document's claims about the question: its chosen sentences' claims, merged; names and dates
@@ -2006,7 +2023,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
-                     frozenset().union(*(s.states for s in chosen)),
+                     frozenset().union(*(s.states for s in chosen)) | _priced(figures, question),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
                      {u: tuple(f) for u, f in rounded.items()})
 
@@ -2063,6 +2080,12 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     return list(dict.fromkeys(shown_a)), list(dict.fromkeys(shown_b))
 
 
+def _prices(claims: DocClaims) -> list[str]:
+    """The sums of money a side states, as written: what its implied 'paid' state stands for (_priced)."""
+    money = frozenset(_CURRENCY_WORDS.values())
+    return [q.text for unit, found in claims.figures.items() if unit.partition("/")[0] in money for q, _ in found]
+
+
 def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
     """One side in a state (retired, prohibited, closed...) and the other in its opposite, unless the two
     are about different subjects ('open Monday to Saturday', 'closed on Sundays')."""
@@ -2072,8 +2095,8 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
             if _complementary(a.subjects, b.subjects):
                 continue
             said_a, said_b = (state_words(tokens(" ".join(x.sentences))) for x in (a, b))
-            return (sorted(w for w, states in said_a.items() if (row, side) in states),
-                    sorted(w for w, states in said_b.items() if other in states))
+            return (sorted(w for w, states in said_a.items() if (row, side) in states) or _prices(a),
+                    sorted(w for w, states in said_b.items() if other in states) or _prices(b))
     return None
 
 
@@ -3960,6 +3983,10 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Dark mode is in beta and not yet generally available.",   # 'not yet' negates
                           "Dark mode is now generally available to all users.", "Is dark mode generally available?")
         self.assertEqual((found.kind, found.claims_a), ("state", ("not yet generally available",)))
+        cost = "How much does the mobile app cost?"     # a price is the 'paid' state
+        found = self.pair("The mobile app costs $4.99.", "The mobile app is now free.", cost)
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("$4.99",), ("free",)))
+        self.assertIsNone(self.pair("The app is free; the premium version costs $4.99.", "The app is free.", cost))
         self.assertIsNone(self.pair("The east wing is no longer open to visitors.",   # closed, both
                                     "The east wing is closed to visitors.", "Is the east wing open?"))
         self.assertIsNone(self.pair("Support is available without charge.", "Support is available."))
