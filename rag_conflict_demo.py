@@ -2645,9 +2645,13 @@ class EmbeddingReader:
         in_row = {span: row_holding(rows, *span) for span in spans} if rows else {}
         said = {span: rows[in_row[span]] if in_row.get(span) else context[slice(*span)] for span in spans}
         overlap = []
+        rows = {row for row, _ in asked.states}          # 'Is it open?': 'closed' holds the state word
         for span in spans:
             words = tokens(said[span])
-            shared = words_shared(asked, content_words(words), lambda w=words: initials(w))
+            stems = content_words(words)
+            shared = words_shared(asked, stems, lambda w=words: initials(w))
+            if rows and asked.state_stems.isdisjoint(stems) and any(row in rows for row, _ in find_states(words)):
+                shared += 1
             overlap.append(min(len(query_words), shared))
         ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
         if asked.subjects:                             # not the Business plan's, asked the Enterprise's
@@ -4256,9 +4260,17 @@ class TestPipeline(unittest.TestCase):
         context = "Contoso restated its Q2 2024 results after an error. Restated diluted EPS is $0.84."
         self.assertEqual(reader.read("What was Contoso's diluted EPS for Q2 2024?", context).text, "$0.84")
         context = "The copay for a specialist visit is $35; a primary care visit is $20."   # the figure whose
-        self.assertEqual(reader.read("What is the copay for a primary care visit?", context).text, "$20")  # clause
+        self.assertEqual(reader.read("What is the copay for a primary care visit?", context).text,   # clause
+                         "$20")                        # holds the question's words
         context = "Response times:\n* Urgent: 1 hour\n* Normal: 2 business days"   # a duration, not a moment
         self.assertEqual(reader.read("What is the response time for urgent tickets?", context).text, "1 hour")
+
+        class Flat:                                     # every text alike: the words shared decide
+            def encode(self, texts: Sequence[str]) -> np.ndarray:
+                return np.ones((len(texts), 4), dtype=np.float32) / 2
+        context = "The museum is open Tuesday to Sunday. The museum is closed on Mondays."   # a state word of
+        self.assertEqual(EmbeddingReader(Flat()).read("Is the museum open on Mondays?", context).text,   # the
+                         "The museum is closed on Mondays.")   # question is held by any state of its row
         context = "Europe accounts for two in five sales. Forty percent of revenue comes from Europe."
         self.assertEqual(reader.read("What share of revenue comes from Europe?", context).text, "Forty percent")
         context = "# Team plan\n- Price: $18/month\n- Seats: 10\n- Storage: 1 TB"
