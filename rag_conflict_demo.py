@@ -1777,6 +1777,10 @@ class DocClaims:
 _BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
 
 
+_PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|charged|pay|free)\b"
+                                r"|^\W*how much (?:is|are|does|do)\b", re.I)
+
+
 _AGE_RE = re.compile(r"\b(?:ages?|aged|how old|years? old|year-olds?|old enough)\b", re.I)
 
 
@@ -1958,10 +1962,6 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
         if (s.states or not s.signals.isdisjoint(_REVISION_TOKENS)) and eligible(s):
             ranked.append(beside)
     return tuple(sorted(ranked[:keep]))
-
-
-_PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|charged|pay|free)\b"
-                                r"|^\W*how much (?:is|are|does|do)\b", re.I)
 
 
 def _priced(figures: dict[str, list[tuple[Quantity, frozenset[str]]]],
