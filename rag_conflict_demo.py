@@ -49,7 +49,7 @@ import re
 import textwrap
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -925,7 +925,8 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield|time|duration|delay)s?\b", re.I)
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
-_NOT_COUNTS = frozenset(_CURRENCY_WORDS.values()) | {"%"}   # units of a sum of money or a share
+_MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
+_NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
 _MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "°C", "°F"})   # extract_quantities' own
 _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
 
@@ -1964,15 +1965,18 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     return tuple(sorted(ranked[:keep]))
 
 
+def sums_of_money(figures: Mapping[str, Sequence[tuple[Quantity, frozenset[str]]]]) -> list[Quantity]:
+    """The figures (by unit, with their qualifiers) that are sums of money: '$4.99', '€9 per month'."""
+    return [q for unit, found in figures.items() if unit.partition("/")[0] in _MONEY_UNITS for q, _ in found]
+
+
 def _priced(figures: dict[str, list[tuple[Quantity, frozenset[str]]]],
             question: Question) -> frozenset[tuple[int, int]]:
     """The 'paid' state, when a price question is answered by a sum of money above zero: '$4.99' and 'is
     now free' are opposite answers to 'How much does the app cost?'."""
-    if not question.priced:
-        return frozenset()
-    money = frozenset(_CURRENCY_WORDS.values())
-    paid = any(q.value > 0 for unit, found in figures.items() if unit.partition("/")[0] in money for q, _ in found)
-    return frozenset(_STATE_OF_WORD["paid"]) if paid else frozenset()
+    if question.priced and any(q.value > 0 for q in sums_of_money(figures)):
+        return frozenset(_STATE_OF_WORD["paid"])
+    return frozenset()
 
 
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
@@ -2080,12 +2084,6 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     return list(dict.fromkeys(shown_a)), list(dict.fromkeys(shown_b))
 
 
-def _prices(claims: DocClaims) -> list[str]:
-    """The sums of money a side states, as written: what its implied 'paid' state stands for (_priced)."""
-    money = frozenset(_CURRENCY_WORDS.values())
-    return [q.text for unit, found in claims.figures.items() if unit.partition("/")[0] in money for q, _ in found]
-
-
 def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
     """One side in a state (retired, prohibited, closed...) and the other in its opposite, unless the two
     are about different subjects ('open Monday to Saturday', 'closed on Sundays')."""
@@ -2095,8 +2093,10 @@ def state_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | 
             if _complementary(a.subjects, b.subjects):
                 continue
             said_a, said_b = (state_words(tokens(" ".join(x.sentences))) for x in (a, b))
-            return (sorted(w for w, states in said_a.items() if (row, side) in states) or _prices(a),
-                    sorted(w for w, states in said_b.items() if other in states) or _prices(b))
+            return (sorted(w for w, states in said_a.items() if (row, side) in states)   # (a price stands for
+                    or [q.text for q in sums_of_money(a.figures)],                     # the paid state: _priced)
+                    sorted(w for w, states in said_b.items() if other in states)
+                    or [q.text for q in sums_of_money(b.figures)])
     return None
 
 
