@@ -1785,17 +1785,24 @@ _PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|c
 _AGE_RE = re.compile(r"\b(?:ages?|aged|how old|years? old|year-olds?|old enough)\b", re.I)
 
 
+_OF_AGE_RE = re.compile(r"\s*(?:of age|old)\b|-old\b", re.I)
+
+
 def as_age(q: Quantity, sentence: str) -> Quantity:
     """A figure as an age in years when its sentence speaks of age: '16 years old' (a duration) and
-    'the minimum age is 18' (a bare number) compare; any other figure unchanged."""
+    'the minimum age is 18' (a bare number) compare, and so do '6 months of age' and '5 years'; a
+    duration that is no whole number of years must say 'old' or 'of age' ('for 6 months' is none); any
+    other figure unchanged."""
     if q.unit not in ("", "duration") or not _AGE_RE.search(sentence):
         return q
     if q.unit == "duration":
         low, high = q.key if isinstance(q.key, tuple) else (q.key, q.key)
         years = round((low + high) / 2 / _SECONDS_PER["year"], 2)
-        if years < 1 or abs(years - round(years)) > 0.05:
-            return q                                   # '6 months old' is no age in years
-        return replace(q, value=float(round(years)), unit="age", key=float(round(years)))
+        if abs(years - round(years)) <= 0.05 and years >= 1:
+            years = float(round(years))
+        elif not _OF_AGE_RE.match(sentence, q.end):   # '6 months of age' is an age; 'for 6 months' none
+            return q
+        return replace(q, value=years, unit="age", key=years)
     return replace(q, unit="age")
 
 
@@ -3726,8 +3733,13 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.claims_a, found.claims_b), (("at least 16 years",), ("18",)))
         self.assertIsNone(self.pair("You must be 18 years old to open an account.",
                                     "The minimum age to open an account is 18.", age))
-        self.assertEqual(as_age(Quantity(15778800.0, "duration", "6 months", key=15778800.0), "6 months old"),
-                         Quantity(15778800.0, "duration", "6 months", key=15778800.0))   # no age in years
+        months = Quantity(15778800.0, "duration", "6 months", 0, 8, key=15778800.0)   # under a year: an age
+        self.assertEqual(as_age(months, "6 months of age").key, 0.5)                    # only before 'of
+        self.assertEqual(as_age(months, "6 months of treatment at any age"), months)   # age' or 'old'
+        found = self.pair("Children can get the vaccine from 5 years of age.",
+                          "Children can now get the vaccine from 6 months of age.",
+                          "From what age can children get it?")
+        self.assertEqual((found.claims_a, found.claims_b), (("5 years",), ("6 months",)))
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         nodes = "How many nodes does the cluster have?"   # counts of other things do not answer it
