@@ -1035,7 +1035,9 @@ def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = 
 _CONTACT_RE = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                          r"|(?P<url>(?:https?://|www\.)[^\s,;()<>\"]*[^\s,;()<>\".!?'’])"
                          r"|(?P<phone>\+\d{1,3}(?:[ .-]\(?\d{1,4}\)?){2,5}(?!\d)"   # +1 555 0100, +44 20 7946 0958
-                         r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)", re.I)   # (555) 010-0199
+                         r"|\(\d{3}\)\s?\d{3}[-. ]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b)"   # (555) 010-0199
+                         r"|(?P<street>\b\d{1,5}\s+(?:[A-Z][\w'’-]*\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave"
+                         r"|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Place|Pl|Square|Sq|Court|Ct|Parkway|Highway)\b)", re.I)
 _CONTACT_HINT_RE = re.compile(r"@|www\.|https?:|[+(]\d|\d-\d{3}-")   # a cheap first test
 
 
@@ -1046,6 +1048,7 @@ def _contact_kinds() -> dict[str, tuple[str, ...]]:
     return {**{w: ("email",) for w in content_words("email")},
             **{w: ("phone",) for w in content_words("phone telephone fax hotline")},
             **{w: ("url",) for w in content_words("website url link")},
+            **{w: ("street",) for w in content_words("address")},
             **{w: ("email", "phone", "url") for w in content_words("contact")}}
 
 
@@ -1055,12 +1058,13 @@ def asked_contacts(query_words: frozenset[str]) -> frozenset[str]:
     if query_words.isdisjoint(kinds_of) and "mail" not in query_words:
         return frozenset()                             # most questions: asked on every document, kept cheap
     kinds = frozenset(kind for word in query_words & kinds_of.keys() for kind in kinds_of[word])
-    return kinds | {"email"} if {"e", "mail"} <= query_words else kinds   # 'e-mail' is two words
+    kinds = kinds | {"email"} if {"e", "mail"} <= query_words else kinds   # 'e-mail' is two words
+    return kinds - {"street"} if len(kinds) > 1 else kinds   # 'the e-mail address' asks no street
 
 
 def contacts(text: str) -> frozenset[str]:
     """The contact details in text, each as kind:value ('email:help@contoso.com', 'phone:15550100',
-    'url:contoso.com/help'): written differently, one detail is one value."""
+    'url:contoso.com/help', 'street:200 harbor street'): written differently, one detail is one value."""
     found = set()
     for m in _CONTACT_RE.finditer(text):
         kind = m.lastgroup or ""
@@ -3889,6 +3893,12 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Call +1 555 0100 or see https://contoso.com/help.",
                                     "Call +1-555-0100 or see www.contoso.com/help/.",
                                     "What is the support phone number?"))
+        found = self.pair("Our office address is 15 Mill Road, Springfield.",   # a street address, both in
+                          "Our office address is now 200 Harbor Street, Springfield.", "What is the office address?")
+        self.assertEqual(found.claims_b, ("street:200 harbor street",))   # Springfield
+        self.assertEqual([asked_contacts(content_words(q)) for q in ("What is the office address?",
+                                                                     "What is the support e-mail address?")],
+                         [{"street"}, {"email"}])
         found = self.pair("Flight LX318 to London departs at 09:30 from gate B12.",   # both name London: the
                           "Flight LX318 to London now departs from gate B14.",      # gate asked tells them apart
                           "Which gate does flight LX318 leave from?")
@@ -4292,6 +4302,8 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("What is the support email address?", context).text,   # the detail asked
                          "help@northwind.io")
         self.assertEqual(reader.read("What is the sales phone number?", context).text, "+1 555 0100")
+        self.assertEqual(reader.read("What is the office address?", "We moved. Our office is at 200 Harbor Street, "
+                                     "Springfield.").text, "200 Harbor Street")
         context = "Priya Raman stepped down as CEO of Northwind in May. Marcus Lee succeeded her."
         self.assertEqual(reader.read("Who is the CEO of Northwind?", context).text,   # not the one who left
                          "Marcus Lee succeeded her.")
