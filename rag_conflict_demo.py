@@ -1903,6 +1903,12 @@ class Question:
                    counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
                    priced=bool(_PRICE_QUESTION_RE.search(query)))
 
+    def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
+        """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
+        'open' of 'Is the museum open?' (the state is what two answers say differently)."""
+        rows = {row for row, _ in self.states}
+        return any(row in rows for row, _ in states)
+
     def on_what_is_asked(self, words: frozenset[str]) -> bool:
         """Whether a sentence (its words) holds a question word besides the subject's, when there is one:
         'Acme restated its revenue' says nothing on 'Where is Acme headquartered?'."""
@@ -1927,8 +1933,7 @@ def covers(question: Question, claims: DocClaims) -> bool:
         missing -= initials(tokens(" ".join(claims.sentences)))
     if not question.states:
         return not missing
-    rows = {row for row, _ in question.states}
-    return not (missing - question.state_stems) and any(row in rows for row, _ in claims.states)
+    return not (missing - question.state_stems) and question.holds_a_state_asked(claims.states)
 
 
 def words_shared(question: Question, words: frozenset[str], spelled: Callable[[], frozenset[str]]) -> int:
@@ -2656,12 +2661,12 @@ class EmbeddingReader:
         in_row = {span: row_holding(rows, *span) for span in spans} if rows else {}
         said = {span: rows[in_row[span]] if in_row.get(span) else context[slice(*span)] for span in spans}
         overlap = []
-        rows = {row for row, _ in asked.states}          # 'Is it open?': 'closed' holds the state word
         for span in spans:
             words = tokens(said[span])
             stems = content_words(words)
             shared = words_shared(asked, stems, lambda w=words: initials(w))
-            if rows and asked.state_stems.isdisjoint(stems) and any(row in rows for row, _ in find_states(words)):
+            if (asked.states and asked.state_stems.isdisjoint(stems)   # 'Is it open?': 'closed' holds 'open'
+                    and asked.holds_a_state_asked(find_states(words))):
                 shared += 1
             overlap.append(min(len(query_words), shared))
         ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
