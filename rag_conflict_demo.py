@@ -82,6 +82,7 @@ READER_MAX_CANDIDATES = 16       # candidates it embeds per read, chosen by word
 READER_CACHE_SIZE = 50_000       # candidate embeddings the offline reader keeps (about 75 MB)
 READER_TYPE_BONUS = 0.1          # added to the cosine of a candidate that holds the kind of answer asked
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
+READER_SUPPORT_WEIGHT = 0.3      # added times the share of the other passages that state a candidate's answer too
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EMBED_BATCH_SIZE = 16           # texts per forward pass: on 2 CPU cores, 16 encoded the CONFLICTS file's
                                 # 1,026 pages in 20-21 s, 64 in 23-27 s (less padding within a batch)
@@ -2582,7 +2583,7 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
     return Answer(context[start:end], prob, start, end)
 
 
-_CLAUSE_RE = re.compile(r"[;:()]\s*|,\s+")
+_CLAUSE_RE = re.compile(r"[;:()]\s*|,\s+(?!(?:1[89]|20)\d\d\b)")   # not inside "July 28, 2017"
 
 
 def candidate_spans(context: str, max_words: int = READER_MAX_WORDS) -> list[tuple[int, int]]:
@@ -2629,6 +2630,40 @@ def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset
             min((abs(i - at) for i in hits if not at <= i < at + size), default=len(text)), not q.unit)
 
 
+_PARAGRAPH_RE = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")   # lines up to a blank one
+
+
+def passage_support(context: str, starts: Sequence[int], stated: Sequence[Sequence[Quantity] | Sequence[str]],
+                    extract: Callable[[str], list[Quantity]]) -> np.ndarray:
+    """For each candidate (its start in context and its answer: figures, or a name's words), the share of
+    the context's other passages that state its answer too: a figure that agrees with one of its figures
+    (extract finds them), or every word of its name. Passages are paragraphs: the pipeline joins documents
+    with a blank line. 'Kash Patel' in three of four other passages: 0.75."""
+    bounds = [m.span() for m in _PARAGRAPH_RE.finditer(context)]
+    support = np.zeros(len(starts))
+    if len(bounds) < 2:
+        return support
+    words: dict[int, frozenset[str]] = {}             # per passage, computed when first needed
+    figures: dict[int, list[Quantity]] = {}
+    for n, (start, answer) in enumerate(zip(starts, stated)):
+        if not answer:
+            continue
+        held = 0
+        for i, (s, e) in enumerate(bounds):
+            if s <= start < e:
+                continue                                # its own passage
+            if isinstance(answer[0], str):
+                if i not in words:
+                    words[i] = frozenset(tokens(context[s:e]))
+                held += words[i].issuperset(answer)
+            else:
+                if i not in figures:
+                    figures[i] = extract(context[s:e])
+                held += any(x.unit == q.unit and agree(x, q) for q in answer for x in figures[i])
+        support[n] = held / (len(bounds) - 1)
+    return support
+
+
 class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
@@ -2638,7 +2673,9 @@ class EmbeddingReader:
     those only the ones with its more telling form if any: a figure of what a how-many question counts,
     a full name ('Jorge Martin', not 'Spain'), a date with its day. For amount questions (how many,
     revenue, rate limit...) the answer is the figure with its unit: of what the question counts, else
-    the candidate's figure nearest the question's words.
+    the candidate's figure nearest the question's words. A candidate whose answer other passages state
+    too (passage_support) scores higher: an answer that several sources give is likelier right, and the
+    resolved context no longer holds the stale ones.
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -2683,6 +2720,7 @@ class EmbeddingReader:
         present = not _PAST_QUESTION_RE.search(question)   # 'Who is the CEO?', not 'Who was the CEO in 2019?'
         asked_period = any(subject_kind(x) in ("year", "fy", "quarter") for x in asked.subjects)
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
+        stated: list[list[Quantity] | list[str]] = [[] for _ in spans]   # its answer: figures, or a name's words
         years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
         for n, (s, e) in enumerate(spans):
@@ -2703,23 +2741,30 @@ class EmbeddingReader:
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
+                        stated[n] = [q]
                         years[n] = max((int(w) for w in figure_qualifiers(text, q) if subject_kind(w) == "year"),
                                        default=None)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word,
-                typed[n] = min(1 + full_names, max(map(len, name_words(text, query_words, common)), default=0))
+                names = name_words(text, query_words, common)
+                typed[n] = min(1 + full_names, max(map(len, names), default=0))
+                stated[n] = names[0] if names else []  # the first name a sentence gives: most often its subject
                 if present and _DEPARTURE_RE.search(text):   # not one who has left ('X stepped down as CEO')
                     typed[n] = 0
             elif kind == "moment":                     # a date with its day above a year or a month
-                moments = extract_moments(text)
+                moments = stated[n] = extract_moments(text)
                 typed[n] = (2 if any(q.unit == "date" for q in moments)
                             else int(bool(moments or _PERIOD_RE.search(text))))
             elif kind == "version":
-                typed[n] = int(bool(extract_versions(text)))
+                stated[n] = extract_versions(text)
+                typed[n] = int(bool(stated[n]))
         if not spans:
             return Answer("", 0.0)
+        extract = extract_moments if kind == "moment" else extract_versions if kind == "version" else extract_quantities
+        support = passage_support(context, [s for s, _ in spans], stated, extract)
         vectors = self._embed([question] + [said[span] for span in spans])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
-                  + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words)))
+                  + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words))
+                  + READER_SUPPORT_WEIGHT * support)
         probs = np.exp((scores - scores.max()) / EMBED_READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
         if any(typed):                                 # answered by what it asks for: a figure (of what
@@ -3502,6 +3547,13 @@ def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAUL
     embedder = HashingEmbedder()
     return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder),
                             ConflictDetector(topic_threshold), EmbeddingReader(embedder), top_k)
+
+
+class FlatEmbedder:
+    """Every text the same vector: only the words shared with the question (and other passages) decide."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
 
 
 def claims_of(text: str, query: str = "", doc_id: str = "x") -> DocClaims:
@@ -4291,12 +4343,8 @@ class TestPipeline(unittest.TestCase):
                          "$20")                        # holds the question's words
         context = "Response times:\n* Urgent: 1 hour\n* Normal: 2 business days"   # a duration, not a moment
         self.assertEqual(reader.read("What is the response time for urgent tickets?", context).text, "1 hour")
-
-        class Flat:                                     # every text alike: the words shared decide
-            def encode(self, texts: Sequence[str]) -> np.ndarray:
-                return np.ones((len(texts), 4), dtype=np.float32) / 2
         context = "The museum is open Tuesday to Sunday. The museum is closed on Mondays."   # a state word of
-        self.assertEqual(EmbeddingReader(Flat()).read("Is the museum open on Mondays?", context).text,   # the
+        self.assertEqual(EmbeddingReader(FlatEmbedder()).read("Is the museum open on Mondays?", context).text,   # the
                          "The museum is closed on Mondays.")   # question is held by any state of its row
         context = "Europe accounts for two in five sales. Forty percent of revenue comes from Europe."
         self.assertEqual(reader.read("What share of revenue comes from Europe?", context).text, "Forty percent")
@@ -4353,6 +4401,23 @@ class TestPipeline(unittest.TestCase):
         context = "The fall semester starts on September 2, 2024. Spring classes begin in January."
         self.assertEqual(reader.read("When does the spring semester start?", context).text,
                          "Spring classes begin in January.")
+
+    def test_reader_prefers_the_answer_other_passages_give(self) -> None:
+        context = ("Alice Smith is the CEO of Acme.\n\nBob Jones is the CEO of Acme.\n\n"
+                   "Acme announced today that Bob Jones will speak at the summit.")
+        names = [["alice", "smith"], ["bob", "jones"], ["bob", "jones"]]
+        starts = [context.index(n) for n in ("Alice", "Bob Jones is", "Acme announced")]
+        self.assertEqual(passage_support(context, starts, names, extract_quantities).tolist(), [0.0, 0.5, 0.5])
+        self.assertEqual(EmbeddingReader(FlatEmbedder()).read("Who is the CEO of Acme?", context).text,
+                         "Bob Jones is the CEO of Acme.")   # not the first of equals: the name a third passage gives
+        context = "Revenue was $4.2M.\n\nRevenue was $4,200,000 (restated).\n\nRevenue was $3.9M."
+        figures = [extract_quantities(context[:18]), [], extract_quantities(context[-18:])]
+        self.assertEqual(passage_support(context, [0, 20, len(context) - 18], figures, extract_quantities).tolist(),
+                         [0.5, 0.0, 0.0])               # an equal figure written otherwise supports; none, none
+        self.assertEqual(passage_support("Bob Jones. Bob Jones.", [0], [["bob", "jones"]],
+                                         extract_quantities).tolist(), [0.0])   # one passage: no other to ask
+        context = "The film was released on July 28, 2017 in the United States, with a projected gross of $20 million."
+        self.assertIn("July 28, 2017", [context[s:e] for s, e in candidate_spans(context, 12)][0])   # one clause
 
     def test_every_retrieved_document_kept_or_discarded(self) -> None:
         for _, query in DEMO_SCENARIOS:
