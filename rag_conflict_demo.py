@@ -2681,6 +2681,8 @@ class EmbeddingReader:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._cache: dict[str, np.ndarray] = {}        # candidate text -> embedding, encoded once
+        self._figures: dict[tuple[str, str], list[Quantity]] = {}   # (extractor, passage) -> its figures,
+                                                       # found once for the naive and the resolved read
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
@@ -2689,6 +2691,13 @@ class EmbeddingReader:
         vectors = np.stack([self._cache[t] for t in texts])
         _drop_oldest(self._cache, READER_CACHE_SIZE)   # a long-running pipeline keeps seeing new texts
         return vectors
+
+    def _figures_in(self, extract: Callable[[str], list[Quantity]], text: str) -> list[Quantity]:
+        key = (extract.__name__, text)
+        if key not in self._figures:
+            self._figures[key] = extract(text)
+            _drop_oldest(self._figures, READER_CACHE_SIZE)
+        return self._figures[key]
 
     def read(self, question: str, context: str) -> Answer:
         asked = Question.of(question)
@@ -2760,7 +2769,8 @@ class EmbeddingReader:
         if not spans:
             return Answer("", 0.0)
         extract = extract_moments if kind == "moment" else extract_versions if kind == "version" else extract_quantities
-        support = passage_support(context, [s for s, _ in spans], stated, extract)
+        support = passage_support(context, [s for s, _ in spans], stated,
+                                  lambda text: self._figures_in(extract, text))
         vectors = self._embed([question] + [said[span] for span in spans])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * np.array(typed)
                   + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(query_words))
