@@ -354,7 +354,8 @@ _MEASURE_KEYS = frozenset([*_MEASURES, "kbps", "mbps", "gbps", "mph", "kph", "hz
                            "mhz", "ghz", "w", "kw", "kwh", "mw"])
 _NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
-_FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+)to\b", re.I)
+_FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+(?:in\s+(?:19|20)\d\d\s+)?)to\b",   # 'from 9 to',
+                         re.I)                        # 'from $9M in 2022 to'
 _RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
@@ -2079,12 +2080,27 @@ def _rounded_near(a: DocClaims, b: DocClaims, unit: str) -> bool:
                for x, slack in one.rounded.get(unit, ()) for y, _ in other.figures[unit])
 
 
+def in_unit_of(bare: DocClaims, other: DocClaims) -> DocClaims:
+    """bare with its unitless figures read in the one unit other states, when they are all its figures
+    and other states no bare number: 'a capacity of 42,000' against '45,500 spectators', 'the headcount
+    is 240' against '220 employees'. Else bare itself."""
+    if bare.figures.keys() != {""} or len(other.figures) != 1 or "" in other.figures:
+        return bare
+    unit = next(iter(other.figures))
+
+    def relabel(by_unit: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+        return {unit: tuple((replace(q, unit=unit), x) for q, x in found)} if (found := by_unit.get("")) else {}
+    return replace(bare, figures=relabel(bare.figures), loose=relabel(bare.loose), rounded=relabel(bare.rounded))
+
+
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Figures of one unit, about the same subject, with values that cannot both be true (see agree),
-    where the other side never states an agreeing value about that subject: each side's texts, every
-    unit that clashes. Two documents stating the very same values agree."""
+    """Figures of one unit (a bare number may take the other side's: in_unit_of), about the same subject,
+    with values that cannot both be true (see agree), where the other side never states an agreeing value
+    about that subject: each side's texts, every unit that clashes. Two documents stating the very same
+    values agree."""
     if a.values == b.values:
         return None
+    a, b = in_unit_of(a, b), in_unit_of(b, a)
     both = a.values & b.values
     shown_a: list[str] = []
     shown_b: list[str] = []
@@ -2213,20 +2229,24 @@ def _gather(records: Sequence[Any], field: str, index: np.ndarray) -> np.ndarray
 def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For pairs (rows[n], cols[n]), False where no built-in check can fire: a cheap array test.
 
-    Numerical needs a shared unit and value sets that differ; state needs opposite pure states;
-    entity needs two different non-empty name sets; signal needs two different signal sets.
+    Numerical needs a shared unit (or bare numbers against one unit) and value sets that differ; state
+    needs opposite pure states; entity needs two different non-empty name sets; signal needs two
+    different signal sets.
     """
     unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
     units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
+    bare, single = np.zeros(len(claims), dtype=bool), np.zeros(len(claims), dtype=bool)   # see in_unit_of
     for d, c in enumerate(claims):
         for u in c.figures:
             units[d, unit_ids[u] // 64] |= np.uint64(1 << (unit_ids[u] % 64))
+        bare[d], single[d] = c.figures.keys() == {""}, len(c.figures) == 1 and "" not in c.figures
     values, names, signals = (_interned([getattr(c, f) for c in claims]) for f in ("values", "names", "signals"))
     has_names = np.array([bool(c.names) for c in claims])
     pure = np.array([sum(1 << (2 * row + side) for row, side in c.states if (row, 1 - side) not in c.states)
                      for c in claims], dtype=np.int64)  # bit 2*row+side: only that side of the row
     opposite = ((pure & 0x5555555555555555) << 1) | ((pure >> 1) & 0x5555555555555555)
-    numeric = (units[rows] & units[cols]).any(axis=1) & (values[rows] != values[cols])
+    numeric = (((units[rows] & units[cols]).any(axis=1) | (bare[rows] & single[cols]) | (single[rows] & bare[cols]))
+               & (values[rows] != values[cols]))
     state = (pure[rows] & opposite[cols]) != 0
     entity = has_names[rows] & has_names[cols] & (names[rows] != names[cols])
     return numeric | state | entity | (signals[rows] != signals[cols])
@@ -3683,6 +3703,19 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("1 TB",), ("2 TB",)))
         found = self.pair("The X200 comes with a 12-month warranty.", "The X200 has a two-year warranty.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("12-month",), ("two-year",)))
+
+    def test_a_bare_number_takes_the_unit_the_other_side_states(self) -> None:
+        found = self.pair("Acme's headcount is 240.", "Acme has 220 employees.", "How many employees does Acme have?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("240",), ("220 employees",)))
+        found = self.pair("Riverside Stadium has a capacity of 42,000.", "Riverside Stadium seats 45,500 spectators.",
+                          "What is the capacity of Riverside Stadium?")
+        self.assertEqual((found.claims_a, found.claims_b), (("42,000",), ("45,500 spectators",)))
+        self.assertIsNone(self.pair("Acme's headcount is 240.", "Acme has 240 employees."))   # the same count
+        self.assertIsNone(self.pair("Ticket prices: 45 for adults, 20 for children.", "Adult tickets cost $45.",
+                                    "How much is a ticket?"))   # the children's price is about someone else
+        # 'from $10M in 2022 to $12M' is a change, as 'from $10M to $12M' is; not a range from 2022 to $12M
+        self.assertEqual([q.text for q in extract_quantities("Revenue grew from $10M in 2022 to $12M in 2023.")],
+                         ["$12M"])
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
