@@ -1209,6 +1209,10 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     spring summer autumn fall winter
     opening closing
     sustained burst
+    savings checking
+    undergraduate graduate postgraduate
+    residential commercial
+    indoor outdoor
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
 
@@ -3850,6 +3854,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The cluster has 1,024 GPUs across 128 nodes.",
                                     "Jobs run on 128 nodes; each node has 8 GPUs.", nodes))
         self.assertIsNone(self.pair("280 individuals have visited the station.", "280 people have visited it."))
+        self.assertIsNone(self.pair("The savings account pays 4.0% APY.", "The checking account pays 0.5% APY.",
+                                    "What is the interest rate on the savings account?"))   # two kinds of account
         a = "A single bus fare costs $2.75 and a monthly pass costs $132."
         b = "A single bus fare now costs $2.90; the monthly pass stays at $132."
         self.assertIsNone(self.pair(a, b, "How much is a monthly pass?"))   # a single fare against a pass
