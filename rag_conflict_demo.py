@@ -501,8 +501,9 @@ _PAST_RE = re.compile(r"\b(?:(?:up|down|(?:in|de)creased?|raised|lowered|reduced
                       r"|changed|extended|shortened|moved)\s+from|previously|formerly|originally|initially"
                       r"|instead\s+of|rather\s+than|replacing|first\s+reported"
                       r"|(?:preliminary|initial|earlier|original)\s+(?:estimate|figure|forecast|guidance)s?"
-                      r"|(?:previous|former|prior|old)\s+[a-z]+\s+(?:of|was|were))\b", re.I)   # 'the old limit of'
-_PAST_HINTS = ("rom", "revious", "ormer", "riginally", "nitial", "nstead", "ather", "eplacing", "eported",
+                      r"|(?:previous|former|prior|old)\s+[a-z]+\s+(?:of|was|were)"   # 'the old limit of'
+                      r"|,\s*not(?=\s+[$€£¥]?\d))\b", re.I)                          # '$0.78, not $0.91'
+_PAST_HINTS = (", not", "rom", "revious", "ormer", "riginally", "nitial", "nstead", "ather", "eplacing", "eported",
                "reliminary", "arlier", "rior", "old ")   # a cheap first test
 _PAST_GAP_RE = re.compile(r"(?:\s+[a-z'’]+){0,3}\s*", re.I)   # up to three words: 'instead of the usual 14 days'
 
@@ -1792,6 +1793,37 @@ _PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|c
                                 r"|^\W*how much (?:is|are|does|do)\b", re.I)
 
 
+# What a sum of money measures, a measure a line: asked for revenue, a figure whose clause names only earnings
+# per share is another quantity ('revenue of $1.32 billion and earnings per share of $0.91').
+_MONEY_MEASURES = {w: n for n, line in enumerate("""
+    revenue revenues sales turnover
+    profit profits income earnings loss losses ebitda
+    eps
+    dividend dividends
+    margin margins
+    debt debts
+    valuation
+    budget budgets
+    salary salaries wage wages
+    bonus bonuses
+    tax taxes
+    price prices cost costs fee fees fare fares
+    rent rents
+    deposit deposits
+    premium premiums
+    copay copays
+    deductible deductibles
+""".strip().splitlines()) for w in line.split()}
+_PER_SHARE_RE = re.compile(r"\bper[- ]share\b|\beps\b", re.I)
+
+
+def measures_named(text: str) -> frozenset[int]:
+    """The measures (lines of _MONEY_MEASURES) a text names: 'earnings per share' is EPS, not earnings."""
+    if _PER_SHARE_RE.search(text):
+        return frozenset({_MONEY_MEASURES["eps"]})
+    return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
+
+
 _AGE_RE = re.compile(r"\b(?:ages?|aged|how old|years? old|year-olds?|old enough)\b", re.I)
 
 
@@ -1893,6 +1925,7 @@ class Question:
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
     counted: frozenset[str] = frozenset()            # counted_noun: what a how-many question counts
     priced: bool = False                             # it asks a price: a sum of money is the 'paid' state
+    measures: frozenset[int] = frozenset()           # measures_named: what it asks, 'revenue'
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -1907,7 +1940,7 @@ class Question:
                    and not rank, asked_bound(query), bool(_AGE_RE.search(query)), rank,
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)),
                    counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
-                   priced=bool(_PRICE_QUESTION_RE.search(query)))
+                   priced=bool(_PRICE_QUESTION_RE.search(query)), measures=measures_named(query))
 
     def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
         """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
@@ -2014,6 +2047,16 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     # asked how many of a thing, when the document counts it, its other counts are of something else: 'How
     # many nodes?' is not answered by '1,024 GPUs across 128 nodes'
     counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures)
+    # asked for one measure (revenue), when some figure's clause names it, a figure whose clause names only
+    # others (earnings per share) is about those, and so are the revision words of a sentence of such figures
+    measured = ({(s.text, q.start): measures_named(_clause_of(s.text, q)) for s in chosen for q, _ in s.figures}
+                if question.measures else {})
+    measuring = any(m & question.measures for m in measured.values())
+
+    def other_measure(sentence: SentenceClaims, q: Quantity) -> bool:
+        named = measured.get((sentence.text, q.start))
+        return measuring and bool(named) and named.isdisjoint(question.measures)
+    aside = {s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         if asks == "version":                          # a version in a clause on what is asked: not the
@@ -2023,7 +2066,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
-            if off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted)):
+            if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
+                    or other_measure(sentence, q)):
                 continue                               # the Starter plan's price, asked about the Team plan
             if question.age:                           # 'at least 16 years old' against 'the minimum age is 18'
                 q = as_age(q, sentence.text)
@@ -2038,7 +2082,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     # a revision word the question says itself is none ('Can therapy reverse aging?'), but 'dropped
     # support' still is one when the question asks about 'support'
     signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
-                                                                  if question.on_what_is_asked(s.words)))
+                                                                  if question.on_what_is_asked(s.words)
+                                                                  and s.text not in aside))
                         if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     if asked_contacts(query_words):                  # 'What is the support e-mail address?'
@@ -3720,6 +3765,15 @@ class TestDetector(unittest.TestCase):
         # 'from $10M in 2022 to $12M' is a change, as 'from $10M to $12M' is; not a range from 2022 to $12M
         self.assertEqual([q.text for q in extract_quantities("Revenue grew from $10M in 2022 to $12M in 2023.")],
                          ["$12M"])
+
+    def test_a_figure_of_another_measure_is_no_answer(self) -> None:
+        release = "Northwind reported Q3 2024 revenue of $1.32 billion and earnings per share of $0.91."
+        restated = ("Northwind restated its Q3 2024 results: earnings per share were $0.78, not $0.91, after a "
+                    "write-down. Revenue of $1.32 billion is unchanged.")
+        self.assertIsNone(self.pair(release, restated, "What was Northwind's Q3 2024 revenue?"))   # nor 'restated'
+        found = self.pair(release, restated, "What was Northwind's Q3 2024 earnings per share?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$0.91",), ("$0.78",)))
+        self.assertEqual([q.text for q in extract_quantities("Refunds take 5 days, not 10 days.")], ["5 days"])
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
