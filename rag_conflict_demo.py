@@ -357,6 +357,10 @@ _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit wor
 _FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+(?:in\s+(?:19|20)\d\d\s+)?)to\b",   # 'from 9 to',
                          re.I)                        # 'from $9M in 2022 to'
 _RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
+_RATE = r"""\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
+    |\s+(?:an?|every|each)\s+(?:year|month|week|day|night|hour|minute|second)\b   # '$85,000 a year', not
+     (?!\s+(?:ago|earlier|later|before|after)\b)"""                                # '$4M a year ago'
+_RATE_RE = re.compile(_RATE, re.X | re.I)
 _QUANTITY_RE = re.compile(rf"""
     (?=[$€£¥\d\-−{"".join(sorted({w[0] for w in _NUMBER_WORDS}))}])  # a cheap first test: digit, sign, word
     (?<![\w.,\-−/\[])                                 # not glued to a word: v1.2, FY2023, Q4, 1/2, [12]
@@ -374,9 +378,7 @@ _QUANTITY_RE = re.compile(rf"""
     (?P<unit>\s+(?!(?:{'|'.join(sorted(_STOPWORDS))})\b)[A-Za-z]+   # a word, or two when a time unit follows:
        (?:\s+(?:{'|'.join(w for w in _SECONDS_PER if len(w) > 2)})s?\b)?      # '5 business days',
        |-(?:{'|'.join(sorted((*_SECONDS_PER, *_MEASURES), key=len, reverse=True))})\b)?   # '24-month', '10-km'
-    (?P<rate>\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
-       |\s+an?\s+(?:year|month|week|day|night|hour|minute)\b   # '$85,000 a year', not '$4M a year ago'
-        (?!\s+(?:ago|earlier|later|before|after)\b))?
+    (?P<rate>{_RATE})?
 """, re.X | re.I)
 _MONTHS = {name: n for n, names in enumerate((
     "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
@@ -598,6 +600,8 @@ def _is_name_word(word: str) -> bool:
 _COUNT_NOUNS = {singular(w): line.split()[0] for line in """
     location store shop outlet branch restaurant cafe site venue
     person people individual employee staffer worker member
+    spectator fan attendee visitor
+    request req call query
 """.strip().splitlines() for w in line.split()}
 
 
@@ -608,8 +612,6 @@ def _unit_key(unit_phrase: str) -> str:
         return _CURRENCY_WORDS[words[0]]
     if len(words) == 1 and words[0] in _COUNT_NOUNS:
         return _COUNT_NOUNS[words[0]]
-    if words == ["req"]:                               # '20 req/s' is '20 requests per second'
-        return "request"
     return " ".join(words)
 
 
@@ -669,8 +671,9 @@ def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | Non
         return (noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS else (None, -1, None)
     if unit and _is_name_word(unit.split()[0]):
         noun = _AFTER_NAME_RE.match(text, m.start("unit"))
-        if noun and noun[1] not in _STOPWORDS:
-            return noun[1], noun.end(), None
+        if noun and noun[1] not in _STOPWORDS:       # ... and its rate: '100 API calls per minute'
+            rate = _RATE_RE.match(text, noun.end())
+            return noun[1], rate.end() if rate else noun.end(), rate and rate.group()
         if run := _NAME_RUN_RE.match(text, m.start("unit")):
             return run[1], run.end(), None
     return unit, unit_end, rate
@@ -680,7 +683,7 @@ def _figure_end(text: str, m: re.Match[str], unit: str | None, unit_end: int, ta
     """Where a figure's text ends: after its rate, percent sign, degrees or unit (with the noun after a
     unit word, shown, not compared: '20 virtual machines'), else after its number and magnitude."""
     if takes_rate:
-        return m.end("rate")
+        return max(m.end("rate"), unit_end)           # (a rate after a name's noun ends at unit_end)
     for part in ("pct", "degrees"):
         if m[part]:
             return m.end(part)
@@ -3693,8 +3696,9 @@ class TestQuantities(unittest.TestCase):
         # a name after a figure is no unit: the noun after the name is ('657 Cracker' was 657 crackers)
         self.assertEqual(self.values("657 Cracker Barrel restaurants, 5,000 Exoplanets, 40 MB, 9 Days"),
                          [(657.0, "location"), (5000.0, "exoplanet"), (40e6, "byte"), (777600.0, "duration")])
-        self.assertEqual(self.values("It has won three FIFA World Cups and made 20 API calls"),   # an acronym
-                         [(3.0, "cup"), (20.0, "call")])   # starts a name too, and a heading's last word counts
+        self.assertEqual(self.values("It has won three FIFA World Cups and made 20 API calls per minute"),   # an
+                         [(3.0, "cup"), (20.0, "request/minute")])   # acronym starts a name too, and a heading's
+        # last word counts; the noun after a name takes its rate, and calls are requests (_COUNT_NOUNS)
         self.assertEqual(self.values("$25/month, 500 requests/min, 20 req/s"),
                          [(25.0, "$/month"), (500.0, "request/minute"), (20.0, "request/second")])
 
@@ -3765,6 +3769,14 @@ class TestDetector(unittest.TestCase):
         # 'from $10M in 2022 to $12M' is a change, as 'from $10M to $12M' is; not a range from 2022 to $12M
         self.assertEqual([q.text for q in extract_quantities("Revenue grew from $10M in 2022 to $12M in 2023.")],
                          ["$12M"])
+
+    def test_units_written_otherwise_are_one_unit(self) -> None:
+        found = self.pair("The API allows 100 API calls per minute.", "The limit is now 500 requests per minute.")
+        self.assertEqual((found.claims_a, found.claims_b), (("100 API calls per minute",),
+                                                            ("500 requests per minute",)))
+        found = self.pair("The arena holds 42,000 fans.", "The arena seats 45,500 spectators.")
+        self.assertEqual((found.claims_a, found.claims_b), (("42,000 fans",), ("45,500 spectators",)))
+        self.assertIsNone(self.pair("You may send 100 requests every minute.", "The limit is 100 requests a minute."))
 
     def test_a_figure_of_another_measure_is_no_answer(self) -> None:
         release = "Northwind reported Q3 2024 revenue of $1.32 billion and earnings per share of $0.91."
