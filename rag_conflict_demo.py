@@ -890,7 +890,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("disabled turned_off switched_off", "enabled turned_on switched_on"),
         ("cancelled canceled postponed called_off", "scheduled confirmed"),
         ("unavailable sold_out out_of_stock", "available in_stock"),
-        ("suspended paused", "resumed active"),
+        ("suspended paused out_of_service", "resumed active running operating in_service"),
         ("required mandatory compulsory", "optional voluntary"),
         ("rejected denied", "approved granted"),
         ("inactive", "active"),
@@ -4168,6 +4168,8 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("sold out",), ("available",)))
         self.assertEqual(self.pair("The product is out of stock.", "The product is in stock.").claims_a,
                          ("out of stock",))
+        found = self.pair("The night bus service is running every 30 minutes.", "The night bus service is suspended.")
+        self.assertEqual((found.claims_a, found.claims_b), (("running",), ("suspended",)))
         # a negation up to two words before a state word takes the opposite state (the sentences share
         # too few words for the negation signal): allowed against 'not allowed'
         found = self.pair("Dogs are allowed in the office on Fridays if they are house-trained.",
