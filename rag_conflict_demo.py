@@ -743,7 +743,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
                                            else _unit_key(unit_text) if unit_text else "")
-        takes_rate = bool(rate and unit_key and not (cur and unit_text))   # '$25 per month', not '$4M sales per year'
+        takes_rate = bool(rate and not (cur and unit_text))   # '$25 per month', '60 per hour', not '$4M sales per year'
         if takes_rate:
             per = singular(re.split(r"[\s/]+", rate)[-1].lower())
             unit_key += "/" + _PER_ALIASES.get(per, per)
@@ -1213,6 +1213,8 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     spring summer autumn fall winter
     opening closing
     sustained burst
+    employee contractor intern freelancer consultant volunteer
+    authenticated unauthenticated anonymous
     savings checking
     undergraduate graduate postgraduate
     residential commercial
@@ -3922,6 +3924,13 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("280 individuals have visited the station.", "280 people have visited it."))
         self.assertIsNone(self.pair("The savings account pays 4.0% APY.", "The checking account pays 0.5% APY.",
                                     "What is the interest rate on the savings account?"))   # two kinds of account
+        self.assertIsNone(self.pair("Employees get two remote days per week.", "Contractors get four remote days per "
+                                    "week.", "How many remote days per week do employees get?"))   # two workforces
+        limits = "Authenticated requests are limited to 5,000 per hour. Unauthenticated requests: 60 per hour."
+        self.assertIsNone(self.pair(limits, "The limit for authenticated requests is now 10,000 per hour.",
+                                    "What is the rate limit for unauthenticated requests?"))
+        self.assertEqual(self.pair(limits, "The limit for authenticated requests is now 10,000 per hour.",
+                                   "What is the rate limit for authenticated requests?").claims_b, ("10,000 per hour",))
         a = "A single bus fare costs $2.75 and a monthly pass costs $132."
         b = "A single bus fare now costs $2.90; the monthly pass stays at $132."
         self.assertIsNone(self.pair(a, b, "How much is a monthly pass?"))   # a single fare against a pass
@@ -3929,7 +3938,8 @@ class TestDetector(unittest.TestCase):
         a = "Requests to /v2/search are limited to 600 per minute. Requests to /v2/upload are limited to 60 a minute."
         b = "We raised the limit for /v2/search to 1,000 per minute. The /v2/upload limit is unchanged at 60 a minute."
         self.assertIsNone(self.pair(a, b, "What is the rate limit for the /v2/upload endpoint?"))   # two endpoints
-        self.assertEqual(self.pair(a, b, "What is the rate limit for the /v2/search endpoint?").claims_b, ("1,000",))
+        self.assertEqual(self.pair(a, b, "What is the rate limit for the /v2/search endpoint?").claims_b,
+                         ("1,000 per minute",))       # a rate with no noun: '1,000 per minute' is 1,000 a minute
         self.assertIsNone(self.pair("The Berlin office employs 120 people.", "The Paris office employs 80 people."))
         self.assertIsNone(self.pair("Shipping to Canada takes 5-7 days.", "Shipping within the US takes 2-3 days."))
         # a clause that names what its figure is about says it alone: a list of plans' prices
