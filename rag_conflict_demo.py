@@ -991,6 +991,9 @@ _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)"
                         r"|predecessor|previous|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
+# ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down'
+_LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
+                      r"|stepped\s+down|steps\s+down|step\s+down)\b")
 
 
 @functools.cache
@@ -1001,16 +1004,18 @@ def _former_stems() -> frozenset[str]:
                          "previous outgoing incumbent acquire acquired")
 
 
-def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> list[list[str]]:
+def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
+               leavers: bool = True) -> list[list[str]]:
     """The words of each capitalised name in text that the query does not already name, that are not
     common words (ones the source also writes in lower case: 'A Guide To Her Albums') and that no word
-    before says is a former holder (_FORMER_RE): 'FBI Director Kash Patel' -> [['kash', 'patel']] for
-    the question 'Who is the FBI director?'."""
+    before says is a former holder (_FORMER_RE), nor, unless leavers, a word after that its bearer left
+    (_LEFT_RE): 'FBI Director Kash Patel' -> [['kash', 'patel']] for the question 'Who is the FBI director?'."""
     names = []
     former_asked = not _former_stems().isdisjoint(query_words)
     for s, e in sentence_spans(text):
         for m in _NAME_RE.finditer(text, s, e):
-            if not former_asked and _FORMER_RE.search(text, max(s, m.start() - 40), m.start()):
+            if not former_asked and (_FORMER_RE.search(text, max(s, m.start() - 40), m.start())
+                                     or (not leavers and _LEFT_RE.match(text, m.end()))):
                 continue
             words = [_POSSESSIVE_RE.sub("", w.lower()).strip(".'’") for w in re.findall(r"[\w'’.\-]+", m.group())]
             words = [w for w in words if w and w not in _STOPWORDS and w not in _TITLES and w not in _MONTHS
@@ -1033,8 +1038,9 @@ def _answers_as_subject(text: str, end: int, stop: int, query_words: frozenset[s
 
 
 def find_names(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Every word of name_words: {'kash', 'patel'}."""
-    return frozenset(w for words in name_words(text, query_words, common) for w in words)
+    """Every word of name_words, leavers left out: {'kash', 'patel'}. (The reader takes a leaver's name
+    when the question is in the past: 'Who was the CEO until May?')"""
+    return frozenset(w for words in name_words(text, query_words, common, leavers=False) for w in words)
 
 
 # E-mail addresses, web addresses and phone numbers: what a contact question asks, and never amounts.
@@ -4050,6 +4056,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Alice is the CEO of Acme.", "Bob is the CEO of Acme.", who)   # one word, first
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("alice",), ("bob",)))
         self.assertIsNone(self.pair("However, the CEO of Acme is Alice.", "Today the CEO of Acme is Alice.", who))
+        found = self.pair("Litware's chief financial officer is Priya Nair.", "Litware named Marco Bianchi CFO; Priya "
+                          "Nair left the company in August.", "Who is the CFO of Litware?")   # one who left: no answer
+        self.assertEqual((found.claims_a, found.claims_b), (("nair", "priya"), ("bianchi", "marco")))
         found = self.pair("The service stores its data in PostgreSQL.", "The service stores its data in MySQL.",
                           "What database does the service use?")   # 'what <thing>' asks for a name too
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("postgresql",), ("mysql",)))
