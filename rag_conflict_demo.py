@@ -699,11 +699,12 @@ def _in_base_unit(unit_key: str, value: float, high: float | None) -> tuple[str,
     """A figure in the base unit of its measure, so that equal amounts compare: '1.2 km' in metres,
     '2 GB' in bytes, '90 days' and '3 months' in seconds (a month is 28 to 31 days: '3 months' is 2%
     either way); with the seconds one unit of a duration is worth, else 0."""
-    if unit_key in _MEASURES:
-        unit_key, factor = _MEASURES[unit_key]
-        if unit_key == "byte" and value >= 1024 and value % 512 == 0:
+    measure, per, rate = unit_key.partition("/")     # '2 GB per file': bytes per file
+    if measure in _MEASURES:
+        base, factor = _MEASURES[measure]
+        if base == "byte" and value >= 1024 and value % 512 == 0:
             factor *= 1000 / 1024                      # '2048 MB' counts binary megabytes: it is '2 GB'
-        value, high = value * factor, None if high is None else high * factor
+        unit_key, value, high = base + per + rate, value * factor, None if high is None else high * factor
     if unit_key not in _SECONDS_PER:
         return unit_key, value, high, 0.0
     seconds = _SECONDS_PER[unit_key]
@@ -2140,17 +2141,27 @@ def _rounded_near(a: DocClaims, b: DocClaims, unit: str) -> bool:
                for x, slack in one.rounded.get(unit, ()) for y, _ in other.figures[unit])
 
 
-def in_unit_of(bare: DocClaims, other: DocClaims) -> DocClaims:
-    """bare with its unitless figures read in the one unit other states, when they are all its figures
-    and other states no bare number: 'a capacity of 42,000' against '45,500 spectators', 'the headcount
-    is 240' against '220 employees'. Else bare itself."""
-    if bare.figures.keys() != {""} or len(other.figures) != 1 or "" in other.figures:
-        return bare
-    unit = next(iter(other.figures))
+def says_less(unit: str) -> bool:
+    """A unit that another may say more of: none (a bare number), or a measure per thing, not per time ('2 GB
+    per file' is 'byte/file'; '$10 per user' is a price of its own)."""
+    measure, _, per = unit.partition("/")
+    return not unit or (measure in _MEASURE_UNITS and bool(per) and per not in _SECONDS_PER)
+
+
+def in_unit_of(side: DocClaims, other: DocClaims) -> DocClaims:
+    """side with its figures read in the one unit other states, when they are of one unit that says less
+    of it: a bare number ('a capacity of 42,000' against '45,500 spectators', 'the headcount is 240'
+    against '220 employees') or one per thing ('up to 2 GB per file' against 'a maximum file size of 100
+    MB'). Else side itself."""
+    if len(side.figures) != 1 or len(other.figures) != 1:
+        return side
+    mine, unit = next(iter(side.figures)), next(iter(other.figures))
+    if mine == unit or not says_less(mine) or (mine and mine.partition("/")[0] != unit):
+        return side
 
     def relabel(by_unit: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
-        return {unit: tuple((replace(q, unit=unit), x) for q, x in found)} if (found := by_unit.get("")) else {}
-    return replace(bare, figures=relabel(bare.figures), loose=relabel(bare.loose), rounded=relabel(bare.rounded))
+        return {unit: tuple((replace(q, unit=unit), x) for q, x in found)} if (found := by_unit.get(mine)) else {}
+    return replace(side, figures=relabel(side.figures), loose=relabel(side.loose), rounded=relabel(side.rounded))
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
@@ -2289,23 +2300,24 @@ def _gather(records: Sequence[Any], field: str, index: np.ndarray) -> np.ndarray
 def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For pairs (rows[n], cols[n]), False where no built-in check can fire: a cheap array test.
 
-    Numerical needs a shared unit (or bare numbers against one unit) and value sets that differ; state
+    Numerical needs a shared unit (or one that says less against one: in_unit_of) and value sets that differ; state
     needs opposite pure states; entity needs two different non-empty name sets; signal needs two
     different signal sets.
     """
     unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
     units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
-    bare, single = np.zeros(len(claims), dtype=bool), np.zeros(len(claims), dtype=bool)   # see in_unit_of
+    less, single = np.zeros(len(claims), dtype=bool), np.zeros(len(claims), dtype=bool)   # see in_unit_of
     for d, c in enumerate(claims):
         for u in c.figures:
             units[d, unit_ids[u] // 64] |= np.uint64(1 << (unit_ids[u] % 64))
-        bare[d], single[d] = c.figures.keys() == {""}, len(c.figures) == 1 and "" not in c.figures
+        single[d] = len(c.figures) == 1
+        less[d] = single[d] and says_less(next(iter(c.figures)))
     values, names, signals = (_interned([getattr(c, f) for c in claims]) for f in ("values", "names", "signals"))
     has_names = np.array([bool(c.names) for c in claims])
     pure = np.array([sum(1 << (2 * row + side) for row, side in c.states if (row, 1 - side) not in c.states)
                      for c in claims], dtype=np.int64)  # bit 2*row+side: only that side of the row
     opposite = ((pure & 0x5555555555555555) << 1) | ((pure >> 1) & 0x5555555555555555)
-    numeric = (((units[rows] & units[cols]).any(axis=1) | (bare[rows] & single[cols]) | (single[rows] & bare[cols]))
+    numeric = (((units[rows] & units[cols]).any(axis=1) | (less[rows] & single[cols]) | (single[rows] & less[cols]))
                & (values[rows] != values[cols]))
     state = (pure[rows] & opposite[cols]) != 0
     entity = has_names[rows] & has_names[cols] & (names[rows] != names[cols])
@@ -3765,13 +3777,19 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The X200 comes with a 12-month warranty.", "The X200 has a two-year warranty.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("12-month",), ("two-year",)))
 
-    def test_a_bare_number_takes_the_unit_the_other_side_states(self) -> None:
+    def test_a_unit_that_says_less_takes_the_other_sides(self) -> None:
         found = self.pair("Acme's headcount is 240.", "Acme has 220 employees.", "How many employees does Acme have?")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("240",), ("220 employees",)))
         found = self.pair("Riverside Stadium has a capacity of 42,000.", "Riverside Stadium seats 45,500 spectators.",
                           "What is the capacity of Riverside Stadium?")
         self.assertEqual((found.claims_a, found.claims_b), (("42,000",), ("45,500 spectators",)))
         self.assertIsNone(self.pair("Acme's headcount is 240.", "Acme has 240 employees."))   # the same count
+        size = "What is the maximum file size for uploads?"   # a measure per thing: '2 GB per file' is 2 GB
+        self.assertEqual(self.pair("The maximum file size for uploads is 100 MB.", "Uploads can now be up to 2 GB "
+                                   "per file.", size).claims_b, ("up to 2 GB per file",))
+        self.assertIsNone(self.pair("Each upload may be up to 100 MB.", "Uploads may be up to 100 MB per file.", size))
+        self.assertIsNone(self.pair("The Team plan costs $10 per user.", "The Team plan costs $50 a month for five "
+                                    "users.", "How much does the Team plan cost?"))   # a price per user is its own
         self.assertIsNone(self.pair("Ticket prices: 45 for adults, 20 for children.", "Adult tickets cost $45.",
                                     "How much is a ticket?"))   # the children's price is about someone else
         # 'from $10M in 2022 to $12M' is a change, as 'from $10M to $12M' is; not a range from 2022 to $12M
