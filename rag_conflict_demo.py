@@ -386,6 +386,7 @@ _MONTHS = {name: n for n, names in enumerate((
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAYS = {name: n for n, name in enumerate(
     "monday tuesday wednesday thursday friday saturday sunday".split(), start=1)}
+_ALL_DAY_RE = re.compile(r"\b24/7\b|\b24 hours a day\b|\b(?:a)?round[ -]the[ -]clock\b", re.I)   # every hour
 _CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months, quarters: what 'when' asks
     \b(?=[\d{"".join(sorted({m[0] for m in (*_MONTHS, *_WEEKDAYS, "q")}))}])(?:  # a cheap first test
     \d{{4}}-(?P<im>\d{{2}})-(?P<id>\d{{2}})                                              # 2024-03-15
@@ -642,6 +643,8 @@ def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
     if "D" in text or "R" in text or "P" in text or "Y" in text:
         text = _CURRENCY_CODE_RE.sub(_symbol_for_code, text)   # 'USD 6.8M' is '$6.8M'
     text = _blanked(text, _CALENDAR_RE.finditer(text) if calendar is None else calendar)  # extract_moments' part
+    if "24" in text or "clock" in text:
+        text = _blanked(text, _ALL_DAY_RE.finditer(text))   # ... '24/7' too
     if _CONTACT_HINT_RE.search(text):
         text = _blanked(text, _CONTACT_RE.finditer(text))   # '+1 555 0100', 'help@acme.com': no amounts
     past = ([m.end() for m in _PAST_RE.finditer(text)]   # where 'up from', 'previously'... end
@@ -800,9 +803,10 @@ _YEAR_SCALE = {"date": 10_000, "month": 100, "quarter": 10}   # a year ahead of 
 
 
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
-    """Calendar dates (as month * 100 + day), clock times (minutes after midnight), weekdays, months and
-    quarters named alone, and years on their own. A date, month or quarter keys its year when it has one;
-    without one it is hedged 'y' and agrees with that day in any year ('May 5' and 'May 5, 2024').
+    """Calendar dates (as month * 100 + day), clock times (minutes after midnight; '24/7' and 'around the
+    clock' as 24:00), weekdays, months and quarters named alone, and years on their own. A date, month or
+    quarter keys its year when it has one; without one it is hedged 'y' and agrees with that day in any
+    year ('May 5' and 'May 5, 2024').
 
     >>> [(q.unit, q.value, q.key) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
     [('time', 1170.0, 1170.0), ('date', 505.0, 20240505.0), ('date', 506.0, 20240506.0)]
@@ -829,6 +833,8 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
         found.append(Quantity(value, unit, m.group().strip(), m.start(), m.end(), key, hedge))
     found += [Quantity(float(m.group()), "year", m.group(), m.start(), m.end(), float(m.group()))
               for m in _YEAR_RE.finditer(_blanked(text, calendar))]   # a year inside a date is that date's
+    found += [Quantity(1440.0, "time", m.group(), m.start(), m.end(), 1440.0)   # '24/7': every hour, as 24:00,
+              for m in _ALL_DAY_RE.finditer(text)]                         # which no opening time agrees with
     return sorted(found, key=lambda q: q.start)
 
 
@@ -4021,6 +4027,12 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b),
                          ("numerical", ("March 1, 2024",), ("March 15, 2024",)))
         self.assertIsNone(self.pair("The deadline is May 5, 2024.", "The deadline is 5 May.", when))   # one day
+        support = "When is phone support available?"   # '24/7' is every hour, which '9 am to 6 pm' is not
+        found = self.pair("Phone support is available Monday to Friday, 9 am to 6 pm.",
+                          "Phone support is now available 24/7.", support)
+        self.assertEqual((found.claims_a, found.claims_b), (("9 am", "6 pm"), ("24/7",)))
+        self.assertIsNone(self.pair("Phone support is available 24/7.", "Phone support is available around the "
+                                    "clock.", support))
         self.assertIsNone(self.pair("The Berlin sale starts March 1.", "The Munich sale starts May 1.", when))
         self.assertIsNone(self.pair("Season 3 came out March 24, 2017.", "It came out March 21, 2025.", when))
         self.assertIsNotNone(self.pair("The store opens at 9:00.", "The store opens at 10 am.",
