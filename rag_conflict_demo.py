@@ -460,8 +460,9 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
 
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
-# number of up to three digits. Like a label it names a subject ('aero#5') and claims no amount.
-_MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3})\b"
+# number of up to three digits, or a capital letter ('Widget A', 'Vitamin C', first words too; not 'I').
+# Like a label it names a subject ('aero#5', 'widget#a') and claims no amount.
+_MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3}|(?-i:[A-HJ-Z])(?![\w'’]))\b"
                        r"(?![.,:]\d|\s?(?:%|percent\b|hundred|thousand|million|billion|trillion))")   # 'Acme 3 million
 _NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around", "over", "under", "nearly",
                          "almost", "some", "top", "only"])
@@ -469,8 +470,8 @@ _NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around"
 
 def model_matches(text: str) -> list[re.Match[str]]:
     """_MODEL_RE's matches in text that are no month, label or common word ('in June 5', 'Season 3')."""
-    return [m for m in _MODEL_RE.finditer(text) if text[m.start() - 2:m.start()] in _AFTER_A_WORD
-            and m["model"].lower() not in _NOT_MODELS]
+    return [m for m in _MODEL_RE.finditer(text) if m["model"].lower() not in _NOT_MODELS
+            and (m["number"].isalpha() or text[m.start() - 2:m.start()] in _AFTER_A_WORD)]
 
 
 _AFTER_A_WORD = frozenset(f"{c} " for c in "abcdefghijklmnopqrstuvwxyz,;:(")   # not a sentence's first word
@@ -3954,6 +3955,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("280 individuals have visited the station.", "280 people have visited it."))
         self.assertIsNone(self.pair("The savings account pays 4.0% APY.", "The checking account pays 0.5% APY.",
                                     "What is the interest rate on the savings account?"))   # two kinds of account
+        self.assertIsNone(self.pair("Widget A costs $5.", "Widget B costs $7.", "How much does Widget A cost?"))
+        self.assertEqual(self.pair("Widget A costs $5.", "Widget A now costs $7.").claims_b, ("$7",))   # one model
         self.assertIsNone(self.pair("Employees get two remote days per week.", "Contractors get four remote days per "
                                     "week.", "How many remote days per week do employees get?"))   # two workforces
         limits = "Authenticated requests are limited to 5,000 per hour. Unauthenticated requests: 60 per hour."
