@@ -1509,11 +1509,14 @@ def parse_timestamp(stamp: str) -> datetime | None:
     """ISO 8601 date or datetime as an aware UTC instant; '' -> None.
 
     Rule for mixed inputs: a date means midnight UTC, and a datetime without offset is read as
-    UTC, so naive and aware stamps compare as instants. Anything else raises ValueError.
+    UTC, so naive and aware stamps compare as instants. A year or a month alone (ISO 8601's reduced
+    precision, '2023', '2024-03') is its first day. Anything else raises ValueError.
     """
     stamp = stamp.strip()
     if not stamp:
         return None
+    if re.fullmatch(r"\d{4}(?:-\d{2})?", stamp):
+        stamp += "-01-01"[len(stamp) - 4:]           # '2023' -> '2023-01-01', '2024-03' -> '2024-03-01'
     moment = datetime.fromisoformat(stamp)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
@@ -4438,8 +4441,11 @@ class TestResolution(unittest.TestCase):
         self.assertEqual(res.clusters[0].strategy, "surface")
 
     def test_unparseable_timestamp_is_an_error(self) -> None:
-        with self.assertRaises(ValueError):
-            parse_timestamp("March 1st")
+        for stamp in ("March 1st", "2024-3", "24-03-01", "2024/03/01"):
+            with self.assertRaises(ValueError):
+                parse_timestamp(stamp)
+        self.assertEqual(parse_timestamp("2023"), parse_timestamp("2023-01-01"))   # reduced precision: a year,
+        self.assertEqual(parse_timestamp("2024-03"), parse_timestamp("2024-03-01"))   # a month, from its first day
 
 
 class TestSpanDecoding(unittest.TestCase):
