@@ -345,6 +345,10 @@ _MEASURES = {unit: (base, factor) for base, units in (
     ("litre", {"ml": 0.001, "millilitre": 0.001, "milliliter": 0.001, "cl": 0.01, "l": 1, "litre": 1, "liter": 1}),
     ("byte", {"kb": 1e3, "kilobyte": 1e3, "mb": 1e6, "megabyte": 1e6, "gb": 1e9, "gigabyte": 1e9, "tb": 1e12,
               "terabyte": 1e12, "pb": 1e15, "petabyte": 1e15}),
+    # US units apart: converted figures are rounded ('5 miles', '8 km'), so '2 lb' and '0.9 kg' are not compared
+    ("inch", {"inch": 1, "foot": 12, "feet": 12, "ft": 12, "yard": 36, "mile": 63_360}),
+    ("ounce", {"ounce": 1, "oz": 1, "lb": 16, "lbs": 16}),
+    ("gallon", {"gallon": 1}),
 ) for unit, factor in units.items()}
 _PER_ALIASES = {"sec": "second", "s": "second", "min": "minute", "hr": "hour", "h": "hour", "mo": "month",
                 "yr": "year", "wk": "week"}   # '500 requests/min' is '500 requests per minute'
@@ -495,7 +499,8 @@ class Quantity:
 
 _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|roughly|nearly|almost|some|circa"
                        r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
-                       r"|(?P<under>under|less than|fewer than|below|at most|up to))\s*$", re.I)
+                       r"|(?P<under>under|less than|fewer than|below|at most|up to"
+                       r"|(?:no|not|never)\s+(?:[a-z]+\s+)?(?:more than|over|above|exceed(?:ing)?)))\s*$", re.I)
 _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
 _TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|higher|greater|up|older|longer)"
                                 r"|(?P<under>less|fewer|below|under|lower|younger|shorter))\b", re.I)
@@ -941,7 +946,8 @@ _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
 _NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
-_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "°C", "°F"})   # extract_quantities' own
+_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
+                            "°F"})                # extract_quantities' own
 _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
 
 
@@ -3690,6 +3696,12 @@ class TestQuantities(unittest.TestCase):
     def test_percent_units_and_words(self) -> None:
         self.assertEqual(self.values("up 12.5% to 500 requests per minute, ninety days, three hundred staff"),
                          [(12.5, "%"), (500.0, "request/minute"), (90 * 86400.0, "duration"), (300.0, "staff")])
+
+    def test_us_units_and_negated_bounds(self) -> None:
+        self.assertEqual(self.values("a 6.1-inch screen, a 12-foot boat, 2 lbs"),   # US units, not converted
+                         [(6.1, "inch"), (144.0, "inch"), (32.0, "ounce")])          # to metric ones
+        found = extract_quantities("Adults should not take more than 1,200 mg per day; no more than 3 bags.")
+        self.assertEqual([q.hedge for q in found], ["<", "<"])   # 'not ... more than' is at most
 
     def test_durations_share_one_unit(self) -> None:
         # 12 months is one year and 10 hours is 600 minutes; 90 days is neither
