@@ -1135,6 +1135,7 @@ _PHRASE_WORDS = frozenset(max(w.split(), key=len) for w in _STATE_PHRASES)   # '
 # what follows 'down' when a figure fell, not a service: 'down 5%', 'down from 2023', 'down sharply'
 _FELL_BY_RE = "(?:from|by|to|on|over|compared|year|sharply|slightly|significantly|nearly|almost|about|roughly)"
 
+_SUBJECT_PRONOUNS = frozenset("i we you he she it they".split())
 _STATE_NEGATIONS = frozenset("not no never cannot can't won't isn't aren't wasn't weren't doesn't don't".split())
 
 
@@ -1153,6 +1154,9 @@ def _describes_a_noun(words: Sequence[str], n: int) -> bool:
     before = words[max(0, n - 3):n]
     if not (_PREDICATIVE.isdisjoint(before) and _STATE_NEGATIONS.isdisjoint(before)):
         return False
+    if words[n].endswith("ed") and before and not before[-1].endswith("ly") and (
+            before[-1] in _SUBJECT_PRONOUNS or before[-1] not in _STOPWORDS):
+        return False                                   # a verb after its subject: 'the city banned e-scooters'
     after = words[n + 1] if n + 1 < len(words) else ""
     return before[-1:] == ["the"] or (after.isalpha() and after not in _STOPWORDS and after not in _NOT_NOUNS
                                       and not after.endswith("ly") and singular(after) not in _WEEKDAYS
@@ -4235,6 +4239,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("sold out",), ("available",)))
         self.assertEqual(self.pair("The product is out of stock.", "The product is in stock.").claims_a,
                          ("out of stock",))
+        found = self.pair("The city banned e-scooters downtown.", "E-scooters are permitted downtown.")   # a verb
+        self.assertEqual((found.claims_a, found.claims_b), (("banned",), ("permitted",)))   # after its subject
+        self.assertEqual(find_states(tokens("the newly banned substances")), frozenset())   # an adjective
         found = self.pair("The night bus service is running every 30 minutes.", "The night bus service is suspended.")
         self.assertEqual((found.claims_a, found.claims_b), (("running",), ("suspended",)))
         # a negation up to two words before a state word takes the opposite state (the sentences share
