@@ -914,8 +914,10 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("is_down are_down outage", "operational up_and_running"),   # a status page: not 'down from' or 'down 5%'
         ("paid", "free"),
         ("dead deceased", "alive living"),
-        ("a_sell sell_rating rated_sell underperform underweight",   # ratings, not the verbs: 'sell
-         "a_buy buy_rating rated_buy outperform overweight"),        # tobacco' is no 'sell' rating
+        ("a_sell sell_rating rated_sell strong_sell underperform underweight bearish",   # ratings, not the
+         "a_buy buy_rating rated_buy strong_buy outperform overweight bullish"),          # verbs: 'sell
+        ("a_hold hold_rating rated_hold", "a_buy buy_rating rated_buy strong_buy"),       # tobacco' is no
+        ("a_hold hold_rating rated_hold", "a_sell sell_rating rated_sell strong_sell"),   # 'sell' rating
     ))
 assert len(_STATE_OPPOSITES) <= 31, "may_conflict() packs two bits a row into one int64"
 
@@ -4239,6 +4241,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("sold out",), ("available",)))
         self.assertEqual(self.pair("The product is out of stock.", "The product is in stock.").claims_a,
                          ("out of stock",))
+        ratings = [self.pair(f"We rate Contoso {a}.", f"We rate Contoso {b}.") for a, b in
+                   (("a buy", "a hold"), ("a hold", "a sell"), ("a strong buy", "a sell"), ("a hold", "a hold"))]
+        self.assertEqual([r and r.claims_b for r in ratings], [("a hold",), ("a sell",), ("a sell",), None])
         found = self.pair("The city banned e-scooters downtown.", "E-scooters are permitted downtown.")   # a verb
         self.assertEqual((found.claims_a, found.claims_b), (("banned",), ("permitted",)))   # after its subject
         self.assertEqual(find_states(tokens("the newly banned substances")), frozenset())   # an adjective
