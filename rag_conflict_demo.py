@@ -1000,13 +1000,14 @@ def lowercase_words(text: str) -> frozenset[str]:
     return frozenset(_LOWER_WORD_RE.findall(text))
 
 
-# words before a name that say its bearer no longer holds the post: 'succeeding Alan Smith', 'defeating
-# incumbent Luis Ortega', 'former CEO Tom Baker', 'acquired Corvid Labs' (the name is no answer, as a
-# replaced figure is no claim, unless the question asks for such a one: 'Who did she succeed?')
+# words before a name that say its bearer no longer (or only for now) holds the post: 'succeeding Alan Smith',
+# 'defeating incumbent Luis Ortega', 'former CEO Tom Baker', 'interim CFO Joel Park', 'acquired Corvid Labs'
+# (the name is no answer, as a replaced figure is no claim, unless the question asks for such a one: 'Who did
+# she succeed?', 'Who is the interim CFO?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)"
-                        r"|predecessor|previous|outgoing|incumbent)(?:\s+[a-z]+)?\s+$")
+                        r"|predecessor|previous|outgoing|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
 # ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down'
 _LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
                       r"|stepped\s+down|steps\s+down|step\s+down)\b")
@@ -1017,7 +1018,7 @@ def _former_stems() -> frozenset[str]:
     """Stems of the words of _FORMER_RE (kept in step by hand): a question holding one asks for a former
     holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
-                         "previous outgoing incumbent acquire acquired")
+                         "previous outgoing incumbent acquire acquired interim acting")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
@@ -4110,6 +4111,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Alice is the CEO of Acme.", "Bob is the CEO of Acme.", who)   # one word, first
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("entity", ("alice",), ("bob",)))
         self.assertIsNone(self.pair("However, the CEO of Acme is Alice.", "Today the CEO of Acme is Alice.", who))
+        found = self.pair("Larkspur named Joel Park interim CFO.", "Larkspur appointed Eva Lind as CFO; interim CFO "
+                          "Joel Park returns to his role as controller.", "Who is the CFO of Larkspur?")   # an interim
+        self.assertEqual((found.claims_a, found.claims_b), (("joel", "park"), ("eva", "lind")))   # one is no answer
         found = self.pair("Litware's chief financial officer is Priya Nair.", "Litware named Marco Bianchi CFO; Priya "
                           "Nair left the company in August.", "Who is the CFO of Litware?")   # one who left: no answer
         self.assertEqual((found.claims_a, found.claims_b), (("nair", "priya"), ("bianchi", "marco")))
