@@ -390,6 +390,7 @@ _MONTHS = {name: n for n, names in enumerate((
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAYS = {name: n for n, name in enumerate(
     "monday tuesday wednesday thursday friday saturday sunday".split(), start=1)}
+_MONTH_DAY_RE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th) (?:day )?of (?:each|every|the) month\b", re.I)   # a day
 _ALL_DAY_RE = re.compile(r"\b24/7\b|\b24 hours a day\b|\b(?:a)?round[ -]the[ -]clock\b", re.I)   # every hour
 _CALENDAR_RE = re.compile(rf"""           # dates, clock times, weekdays, months, quarters: what 'when' asks
     \b(?=[\d{"".join(sorted({m[0] for m in (*_MONTHS, *_WEEKDAYS, "q")}))}])(?:  # a cheap first test
@@ -810,7 +811,8 @@ _YEAR_SCALE = {"date": 10_000, "month": 100, "quarter": 10}   # a year ahead of 
 
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Calendar dates (as month * 100 + day), clock times (minutes after midnight; '24/7' and 'around the
-    clock' as 24:00), weekdays, months and quarters named alone, and years on their own. A date, month or
+    clock' as 24:00), days of every month ('the 5th of each month'), weekdays, months and quarters named
+    alone, and years on their own. A date, month or
     quarter keys its year when it has one; without one it is hedged 'y' and agrees with that day in any
     year ('May 5' and 'May 5, 2024').
 
@@ -841,6 +843,9 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
               for m in _YEAR_RE.finditer(_blanked(text, calendar))]   # a year inside a date is that date's
     found += [Quantity(1440.0, "time", m.group(), m.start(), m.end(), 1440.0)   # '24/7': every hour, as 24:00,
               for m in _ALL_DAY_RE.finditer(text)]                         # which no opening time agrees with
+    found += [Quantity(float(m[1]), "monthday", m.group(), m.start(), m.end(), float(m[1]))   # 'the 5th of each
+              for m in _MONTH_DAY_RE.finditer(text)]                                      # month'
+
     return sorted(found, key=lambda q: q.start)
 
 
@@ -4052,6 +4057,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b),
                          ("numerical", ("March 1, 2024",), ("March 15, 2024",)))
         self.assertIsNone(self.pair("The deadline is May 5, 2024.", "The deadline is 5 May.", when))   # one day
+        found = self.pair("Expense reports are due on the 5th of each month.", "Expense reports are now due on the "
+                          "10th of each month.", "When are expense reports due?")   # a day of every month
+        self.assertEqual((found.claims_a, found.claims_b), (("5th of each month",), ("10th of each month",)))
         support = "When is phone support available?"   # '24/7' is every hour, which '9 am to 6 pm' is not
         found = self.pair("Phone support is available Monday to Friday, 9 am to 6 pm.",
                           "Phone support is now available 24/7.", support)
