@@ -812,9 +812,8 @@ _YEAR_SCALE = {"date": 10_000, "month": 100, "quarter": 10}   # a year ahead of 
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Calendar dates (as month * 100 + day), clock times (minutes after midnight; '24/7' and 'around the
     clock' as 24:00), days of every month ('the 5th of each month'), weekdays, months and quarters named
-    alone, and years on their own. A date, month or
-    quarter keys its year when it has one; without one it is hedged 'y' and agrees with that day in any
-    year ('May 5' and 'May 5, 2024').
+    alone, and years on their own. A date, month or quarter keys its year when it has one; without one it
+    is hedged 'y' and agrees with that day in any year ('May 5' and 'May 5, 2024').
 
     >>> [(q.unit, q.value, q.key) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
     [('time', 1170.0, 1170.0), ('date', 505.0, 20240505.0), ('date', 506.0, 20240506.0)]
