@@ -414,7 +414,8 @@ _SUPERLATIVES = ("most least best worst largest biggest smallest longest shortes
                  "youngest newest latest richest fastest slowest greatest deepest busiest hottest coldest").split()
 _LABEL_RE = re.compile(rf"""         # a numbered label names a subject, 'Season 3', 'Building B', 'seventh season',
     \b(?:(?P<noun>{"|".join(_LABEL_NOUNS)})\s+(?P<id>\d{{1,3}}|(?-i:[IVX]{{2,4}}|[A-Z])|{_NUMBER_WORD_RE})
-       |(?P<nth>{"|".join(_ORDINALS)}|\d{{1,3}}(?:st|nd|rd|th))\s+(?P<noun2>{"|".join(_LABEL_NOUNS)})
+       |(?P<nth>{"|".join(_ORDINALS)}|\d{{1,3}}(?:st|nd|rd|th))(?:\s+(?:and\s+)?(?:final|last|full|new))?\s+
+        (?P<noun2>{"|".join(_LABEL_NOUNS)})
        |(?P<size>\d{{1,3}}|{_NUMBER_WORD_RE})\s+(?P<sup>{"|".join(_SUPERLATIVES)}))   # a list: 'the 10 largest'
     \b(?![.,]?\d|\s?%)""", re.X | re.I)                # its number claims no amount ('Phase 1 costs $2M')
 
@@ -4035,6 +4036,8 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Here are the 10 largest cities.", "Here are the 25 largest cities."))
         self.assertIsNone(self.pair("Season 3 premiered on March 24, 2017.",
                                     "The seventh season premiered on August 13, 2021.", "When did it premiere?"))
+        self.assertIsNone(self.pair("Season 3 premiered on March 24, 2017.", "The seventh and final season "
+                                    "premiered on August 13, 2021.", "When did it premiere?"))   # 'and final'
         self.assertIsNotNone(self.pair("Season 3 premiered on March 24, 2017.",
                                        "The third season premiered on May 5, 2017.", "When did it premiere?"))
         # products: a name and a number name a model, and the number is no amount
