@@ -1355,6 +1355,37 @@ def _clause_of(text: str, q: Quantity) -> str:
     return text[starts[-1] if starts else 0:stop.start() if stop else len(text)]
 
 
+# What a sum of money measures, a measure a line: asked for revenue, a figure whose clause names only earnings
+# per share is another quantity ('revenue of $1.32 billion and earnings per share of $0.91').
+_MONEY_MEASURES = {w: n for n, line in enumerate("""
+    revenue revenues sales turnover
+    profit profits income earnings loss losses ebitda
+    eps
+    dividend dividends
+    margin margins
+    debt debts
+    valuation
+    budget budgets
+    salary salaries wage wages
+    bonus bonuses
+    tax taxes
+    price prices cost costs fee fees fare fares
+    rent rents
+    deposit deposits
+    premium premiums
+    copay copays
+    deductible deductibles
+""".strip().splitlines()) for w in line.split()}
+_PER_SHARE_RE = re.compile(r"\bper[- ]share\b|\beps\b", re.I)
+
+
+def measures_named(text: str) -> frozenset[int]:
+    """The measures (lines of _MONEY_MEASURES) a text names: 'earnings per share' is EPS, not earnings."""
+    if _PER_SHARE_RE.search(text):
+        return frozenset({_MONEY_MEASURES["eps"]})
+    return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
+
+
 # -----------------------------------------------------------------------------
 # embedders
 
@@ -1735,6 +1766,11 @@ class SentenceClaims:
         """The subjects it names that set facts apart (sets_apart): wanted only when a question names one."""
         return subjects_named(self.text)
 
+    @functools.cached_property
+    def measures(self) -> dict[int, frozenset[int]]:
+        """Each figure's (by its start) measures_named in its clause: wanted only when a question names one."""
+        return {q.start: measures_named(_clause_of(self.text, q)) for q, _ in self.figures}
+
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
     """Every sentence of text with its claims (names wait until a question asks for one)."""
@@ -1831,37 +1867,6 @@ _BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>m
 
 _PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|charged|pay|free)\b"
                                 r"|^\W*how much (?:is|are|does|do)\b", re.I)
-
-
-# What a sum of money measures, a measure a line: asked for revenue, a figure whose clause names only earnings
-# per share is another quantity ('revenue of $1.32 billion and earnings per share of $0.91').
-_MONEY_MEASURES = {w: n for n, line in enumerate("""
-    revenue revenues sales turnover
-    profit profits income earnings loss losses ebitda
-    eps
-    dividend dividends
-    margin margins
-    debt debts
-    valuation
-    budget budgets
-    salary salaries wage wages
-    bonus bonuses
-    tax taxes
-    price prices cost costs fee fees fare fares
-    rent rents
-    deposit deposits
-    premium premiums
-    copay copays
-    deductible deductibles
-""".strip().splitlines()) for w in line.split()}
-_PER_SHARE_RE = re.compile(r"\bper[- ]share\b|\beps\b", re.I)
-
-
-def measures_named(text: str) -> frozenset[int]:
-    """The measures (lines of _MONEY_MEASURES) a text names: 'earnings per share' is EPS, not earnings."""
-    if _PER_SHARE_RE.search(text):
-        return frozenset({_MONEY_MEASURES["eps"]})
-    return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
 
 
 _AGE_RE = re.compile(r"\b(?:ages?|aged|how old|years? old|year-olds?|old enough)\b", re.I)
@@ -2089,14 +2094,13 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures)
     # asked for one measure (revenue), when some figure's clause names it, a figure whose clause names only
     # others (earnings per share) is about those, and so are the revision words of a sentence of such figures
-    measured = ({(s.text, q.start): measures_named(_clause_of(s.text, q)) for s in chosen for q, _ in s.figures}
-                if question.measures else {})
-    measuring = any(m & question.measures for m in measured.values())
+    measuring = bool(question.measures) and any(m & question.measures for s in chosen for m in s.measures.values())
 
     def other_measure(sentence: SentenceClaims, q: Quantity) -> bool:
-        named = measured.get((sentence.text, q.start))
-        return measuring and bool(named) and named.isdisjoint(question.measures)
-    aside = {s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
+        named = measuring and sentence.measures.get(q.start)
+        return bool(named) and named.isdisjoint(question.measures)
+    aside = ({s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
+             if measuring else ())
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         if asks == "version":                          # a version in a clause on what is asked: not the
@@ -2107,7 +2111,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
-                    or other_measure(sentence, q)):
+                    or (measuring and other_measure(sentence, q))):
                 continue                               # the Starter plan's price, asked about the Team plan
             if question.age:                           # 'at least 16 years old' against 'the minimum age is 18'
                 q = as_age(q, sentence.text)
@@ -2199,7 +2203,8 @@ def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] 
     values agree."""
     if a.values == b.values:
         return None
-    a, b = in_unit_of(a, b), in_unit_of(b, a)
+    if a.figures.keys() != b.figures.keys():
+        a, b = in_unit_of(a, b), in_unit_of(b, a)
     both = a.values & b.values
     shown_a: list[str] = []
     shown_b: list[str] = []
@@ -2335,11 +2340,12 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
     unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
     units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
     less, single = np.zeros(len(claims), dtype=bool), np.zeros(len(claims), dtype=bool)   # see in_unit_of
+    says = {u: says_less(u) for u in unit_ids}
     for d, c in enumerate(claims):
         for u in c.figures:
             units[d, unit_ids[u] // 64] |= np.uint64(1 << (unit_ids[u] % 64))
-        single[d] = len(c.figures) == 1
-        less[d] = single[d] and says_less(next(iter(c.figures)))
+        if len(c.figures) == 1:
+            single[d], less[d] = True, says[next(iter(c.figures))]
     values, names, signals = (_interned([getattr(c, f) for c in claims]) for f in ("values", "names", "signals"))
     has_names = np.array([bool(c.names) for c in claims])
     pure = np.array([sum(1 << (2 * row + side) for row, side in c.states if (row, 1 - side) not in c.states)
