@@ -2097,7 +2097,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     measuring = bool(question.measures) and any(m & question.measures for s in chosen for m in s.measures.values())
 
     def other_measure(sentence: SentenceClaims, q: Quantity) -> bool:
-        named = measuring and sentence.measures.get(q.start)
+        named = sentence.measures.get(q.start)
         return bool(named) and named.isdisjoint(question.measures)
     aside = ({s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
              if measuring else ())
@@ -2333,9 +2333,9 @@ def _gather(records: Sequence[Any], field: str, index: np.ndarray) -> np.ndarray
 def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For pairs (rows[n], cols[n]), False where no built-in check can fire: a cheap array test.
 
-    Numerical needs a shared unit (or one that says less against one: in_unit_of) and value sets that differ; state
-    needs opposite pure states; entity needs two different non-empty name sets; signal needs two
-    different signal sets.
+    Numerical needs a shared unit (or one that says less against one: in_unit_of) and value sets that
+    differ; state needs opposite pure states; entity needs two different non-empty name sets; signal needs
+    two different signal sets.
     """
     unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
     units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
