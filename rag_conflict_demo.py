@@ -952,6 +952,14 @@ _AMOUNT_QUESTION_RE = re.compile(
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
+# Words of a question that name what its answer measures, and the units that can measure it: asked how much
+# storage a plan includes, its price is no answer ('$25 per month and 100 GB of storage'). (Not money: 'What
+# share of revenue...?' asks a percentage.)
+_ASKED_UNITS = {word: units for words, units in (
+    ("storage memory ram", frozenset({"byte"})),
+    ("temperature", frozenset({"°C", "°F", "degree"})),
+    ("weight weigh weighs", frozenset({"gram", "ounce"})),
+) for word in words.split()}
 _NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
 _MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
                             "°F"})                # extract_quantities' own
@@ -1970,6 +1978,7 @@ class Question:
     echo: frozenset[str] = frozenset()               # if set, sentences are chosen by these words instead
     counted: frozenset[str] = frozenset()            # counted_noun: what a how-many question counts
     priced: bool = False                             # it asks a price: a sum of money is the 'paid' state
+    units: frozenset[str] = frozenset()              # _ASKED_UNITS: the units its answer can be in, if it says
     measures: frozenset[int] = frozenset()           # measures_named: what it asks, 'revenue'
 
     @classmethod
@@ -1985,7 +1994,8 @@ class Question:
                    and not rank, asked_bound(query), bool(_AGE_RE.search(query)), rank,
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)),
                    counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
-                   priced=bool(_PRICE_QUESTION_RE.search(query)), measures=measures_named(query))
+                   priced=bool(_PRICE_QUESTION_RE.search(query)), measures=measures_named(query),
+                   units=frozenset().union(*(_ASKED_UNITS.get(w, ()) for w in tokens(query))))
 
     def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
         """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
@@ -2002,7 +2012,8 @@ class Question:
     def takes(self, q: Quantity) -> bool:
         """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
         return not (self.place or (self.counts and q.unit in _NOT_COUNTS)
-                    or (self.counts == "things" and q.unit in _MEASURE_UNITS))   # 'over 40 years' counts no novels
+                    or (self.counts == "things" and q.unit in _MEASURE_UNITS)   # 'over 40 years' counts no novels
+                    or (self.units and q.unit.partition("/")[0] not in self.units))   # storage: no price
 
 
 def covers(question: Question, claims: DocClaims) -> bool:
@@ -3845,6 +3856,11 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("You may send 100 requests every minute.", "The limit is 100 requests a minute."))
 
     def test_a_figure_of_another_measure_is_no_answer(self) -> None:
+        storage = "How much storage does the Pro plan include?"   # a price is no storage
+        old, new = ("The Pro plan costs $20 per month and includes 100 GB of storage.",
+                    "The Pro plan now costs $25 per month and includes 100 GB of storage.")
+        self.assertIsNone(self.pair(old, new, storage))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read(storage, new).text, "100 GB")
         release = "Northwind reported Q3 2024 revenue of $1.32 billion and earnings per share of $0.91."
         restated = ("Northwind restated its Q3 2024 results: earnings per share were $0.78, not $0.91, after a "
                     "write-down. Revenue of $1.32 billion is unchanged.")
