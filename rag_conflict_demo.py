@@ -1259,14 +1259,22 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     undergraduate graduate postgraduate
     residential commercial
     indoor outdoor
+    instate outofstate
+    fulltime parttime
+    oncampus offcampus
+    peak offpeak
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
+# ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
+_HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
+                                    r"|\boff-peak\b", re.I)
 
 
 def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
     is not one. proper=False leaves out capitalised names ('Berlin')."""
-    words = tokens(sentence)
+    words = tokens(_HYPHENATED_SUBJECT_RE.sub(lambda m: m.group().replace("-", ""), sentence) if "-" in sentence
+                   else sentence)
     singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
     found = singulars & _SUBJECT_WORDS
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
@@ -4005,6 +4013,10 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("The savings account pays 4.0% APY.", "The checking account pays 0.5% APY.",
                                     "What is the interest rate on the savings account?"))   # two kinds of account
         self.assertIsNone(self.pair("Widget A costs $5.", "Widget B costs $7.", "How much does Widget A cost?"))
+        tuition = "In-state tuition is $11,200 a year; out-of-state tuition is $28,400 a year."   # hyphenated
+        self.assertIsNone(self.pair(tuition, "In-state tuition rises to $11,650 a year.",        # subjects
+                                    "How much is tuition for out-of-state students?"))
+        self.assertIsNone(self.pair("An off-peak ticket costs $2.", "A peak ticket costs $3."))
         self.assertEqual(self.pair("Widget A costs $5.", "Widget A now costs $7.").claims_b, ("$7",))   # one model
         self.assertIsNone(self.pair("Employees get two remote days per week.", "Contractors get four remote days per "
                                     "week.", "How many remote days per week do employees get?"))   # two workforces
