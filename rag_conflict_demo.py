@@ -1759,6 +1759,10 @@ class Retriever:
 # -----------------------------------------------------------------------------
 # conflict detector
 
+_KEY_RE = re.compile(r"\W*((?:[\w'’-]+ ){0,4}[\w'’-]+):\s")   # a line's key: 'After 3 years: 20 days'
+_NOT_KEYS = frozenset("note updat import warn tip correct news announc summari exampl".split())   # 'Update: ...'
+
+
 @dataclass(frozen=True)
 class SentenceClaims:
     """What one sentence claims, whatever the query asks: extracted once per document, then cached."""
@@ -1781,6 +1785,12 @@ class SentenceClaims:
     def about(self) -> frozenset[str]:
         """The subjects it names that set facts apart (sets_apart): wanted only when a question names one."""
         return subjects_named(self.text)
+
+    @functools.cached_property
+    def key(self) -> frozenset[str]:
+        """The stems of its key, if it is a 'key: value' line ('After 3 years: 20 days'); not 'Note:'."""
+        m = _KEY_RE.match(self.text)
+        return content_words(m[1]) - _NOT_KEYS if m else frozenset()
 
     @functools.cached_property
     def measures(self) -> dict[int, frozenset[int]]:
@@ -2076,6 +2086,9 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
 
     ranked = sorted((i for i in range(len(analysed)) if overlap[i] and eligible(analysed[i])),
                     key=lambda i: (-overlap[i], i))
+    asked_keys = {i for i in ranked if not analysed[i].key.isdisjoint(question.words)}
+    if asked_keys:                                     # a line keyed by what is asked: other keys' lines go
+        ranked = [i for i in ranked if not analysed[i].key or i in asked_keys]
     if len(ranked) == 1 < keep and len(analysed) > 1:
         beside = ranked[0] - 1 if ranked[0] else 1
         s = analysed[beside]
@@ -4017,6 +4030,10 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair(tuition, "In-state tuition rises to $11,650 a year.",        # subjects
                                     "How much is tuition for out-of-state students?"))
         self.assertIsNone(self.pair("An off-peak ticket costs $2.", "A peak ticket costs $3."))
+        leave = "How many days of paid leave do employees get after 3 years?"   # a line keyed by what is asked
+        old = "- New hires: 15 days of paid leave\n- After 3 years: 20 days of paid leave"   # leaves out lines
+        self.assertIsNone(self.pair(old, old.replace("15", "18"), leave))              # keyed otherwise
+        self.assertEqual(self.pair(old, old.replace("20", "25"), leave).claims_b, ("25 days",))
         self.assertEqual(self.pair("Widget A costs $5.", "Widget A now costs $7.").claims_b, ("$7",))   # one model
         self.assertIsNone(self.pair("Employees get two remote days per week.", "Contractors get four remote days per "
                                     "week.", "How many remote days per week do employees get?"))   # two workforces
