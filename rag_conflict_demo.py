@@ -2086,9 +2086,10 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
 
     ranked = sorted((i for i in range(len(analysed)) if overlap[i] and eligible(analysed[i])),
                     key=lambda i: (-overlap[i], i))
-    asked_keys = {i for i in ranked if not analysed[i].key.isdisjoint(question.words)}
-    if asked_keys:                                     # a line keyed by what is asked: other keys' lines go
-        ranked = [i for i in ranked if not analysed[i].key or i in asked_keys]
+    keyed = {i: len(analysed[i].key & question.words) for i in ranked if analysed[i].key}
+    if keyed and max(keyed.values()):                  # lines keyed by what is asked: other keys' lines go,
+        best = max(keyed.values())                     # and so do keys holding fewer of its words
+        ranked = [i for i in ranked if keyed.get(i, best) == best]
     if len(ranked) == 1 < keep and len(analysed) > 1:
         beside = ranked[0] - 1 if ranked[0] else 1
         s = analysed[beside]
@@ -4034,6 +4035,8 @@ class TestDetector(unittest.TestCase):
         old = "- New hires: 15 days of paid leave\n- After 3 years: 20 days of paid leave"   # leaves out lines
         self.assertIsNone(self.pair(old, old.replace("15", "18"), leave))              # keyed otherwise
         self.assertEqual(self.pair(old, old.replace("20", "25"), leave).claims_b, ("25 days",))
+        config = "max_connections: 20\npool_size: 10"   # the key holding most of the question's words
+        self.assertIsNone(self.pair(config, config.replace("20", "50"), "What is the maximum connection pool size?"))
         self.assertEqual(self.pair("Widget A costs $5.", "Widget A now costs $7.").claims_b, ("$7",))   # one model
         self.assertIsNone(self.pair("Employees get two remote days per week.", "Contractors get four remote days per "
                                     "week.", "How many remote days per week do employees get?"))   # two workforces
