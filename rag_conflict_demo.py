@@ -2230,7 +2230,7 @@ def in_unit_of(side: DocClaims, other: DocClaims) -> DocClaims:
 
 
 def numeric_conflict(a: DocClaims, b: DocClaims) -> tuple[list[str], list[str]] | None:
-    """Figures of one unit (a bare number may take the other side's: in_unit_of), about the same subject,
+    """Figures of one unit (a unit that says less may take the other side's: in_unit_of), about one subject,
     with values that cannot both be true (see agree), where the other side never states an agreeing value
     about that subject: each side's texts, every unit that clashes. Two documents stating the very same
     values agree."""
