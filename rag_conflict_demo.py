@@ -71,7 +71,7 @@ HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
 COVERED_TOPIC_THRESHOLD = 0.5   # ... when both documents' chosen sentences hold every word of the question
-NAMED_TOPIC_THRESHOLD = 0.3     # ... and both name one's answer (asked for a name: a succession)
+NAMED_TOPIC_THRESHOLD = 0.3     # ... and both name one's answer (a succession), or the question asks a state
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -2437,7 +2437,8 @@ class ConflictDetector:
         # Two pages whose chosen sentences hold every word of the question are on its topic even when the
         # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
         # still when one page's answer is named by the other too (a short page's names weigh much in its
-        # embedding).
+        # embedding), or when the question asks a state, which covering sentences hold ('Is /v1/orders
+        # still supported?': an API reference and a changelog are otherwise unalike).
         gate = sims >= self.topic_threshold
         covered = np.flatnonzero([covers(question, c) for c in claims])
         if len(covered) > 1:
@@ -2448,6 +2449,8 @@ class ConflictDetector:
                 for i, j in zip(*(covered[x] for x in np.nonzero(low))):   # 'Dana White succeeded Alan Smith')
                     gate[i, j] = any(not {stem(n) for n in x.names}.isdisjoint(y.words)   # (one's answer
                                      for x, y in ((claims[i], claims[j]), (claims[j], claims[i])))   # named by both)
+            elif question.states:
+                gate[among] |= sims[among] >= NAMED_TOPIC_THRESHOLD
         rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
@@ -4443,6 +4446,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(detector.detect(cfo, farther, "Who is the CFO?").pairs[0].claims_b, ("dana", "white"))
         farthest = np.array([[1.0, 0.0], [0.2, np.sqrt(0.96)]], dtype=np.float32)   # cosine 0.2
         self.assertFalse(detector.detect(cfo, farthest, "Who is the CFO?").has_conflict)
+        # ... as it is when the question asks a state that both pages' sentences hold
+        self.assertEqual(detector.detect(api, farther, "Is API v1 still supported?").pairs[0].kind, "state")
+        self.assertFalse(detector.detect(api, farthest, "Is API v1 still supported?").has_conflict)
+        self.assertFalse(detector.detect(app, farther, "Does the desktop app run on Windows?").has_conflict)
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
         texts = (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."), ("c", "Revenue was $4.2M."))
