@@ -358,8 +358,11 @@ _MEASURE_KEYS = frozenset([*_MEASURES, "kbps", "mbps", "gbps", "mph", "kph", "hz
                            "mhz", "ghz", "w", "kw", "kwh", "mw"])
 _NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
-_FROM_TO_RE = re.compile(r"(\bfrom\s+[$€£¥]?\d[\d.,]*[kmb]?\s+(?:in\s+(?:19|20)\d\d\s+)?)to\b",   # 'from 9 to',
-                         re.I)                        # 'from $9M in 2022 to'
+# a figure up to the word that joins it to the next: '9', '$9M', '$390 million', '2 GB', '100 requests'
+_FIRST_FIGURE = r"[$€£¥]?\d[\d.,]*(?:[kmb]|%|\s?(?:thousand|million|billion|trillion)\b)?(?:\s+[a-z]+){0,3}?\s+"
+_FROM_TO_RE = re.compile(rf"(\bfrom\s+{_FIRST_FIGURE}(?:in\s+(?:19|20)\d\d\s+)?)to\b", re.I)   # 'from $9M in 2022 to'
+_BETWEEN_RE = re.compile(rf"\bbetween\s+{_FIRST_FIGURE}(and)\s+(?=[$€£¥]?\d)", re.I)   # 'between 5 and 7 days'
+_RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
 _RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
 _RATE = r"""\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
     |\s+(?:an?|every|each)\s+(?:year|month|week|day|night|hour|minute|second)\b   # '$85,000 a year', not
@@ -667,6 +670,9 @@ def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
         past += [m.start() + len("from") for m in changes]
         for m in changes:                              # 'to' -> '~>': every offset stays put
             text = text[:m.end() - 2] + "~>" + text[m.end():]
+    if "etween" in text:                               # 'between 5 and 7 days' is '5 to 7 days', a range
+        for m in _BETWEEN_RE.finditer(text):
+            text = text[:m.start(1)] + "to " + text[m.end(1):]
     return text, past
 
 
@@ -784,6 +790,10 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             last = found.pop()
             value += last.value
             start, key, hedge = last.start, float(f"{value:.6g}"), last.hedge
+        elif (found and high is None and not hedge and found[-1].unit == unit_key and not _is_range(found[-1])
+              and found[-1].value < value and _RANGE_GAP_RE.fullmatch(text, found[-1].end, start)):
+            last = found.pop()                         # a range of two whole figures: '$390 million to $420 million'
+            start, key, hedge, value = last.start, (last.key, key), last.hedge, last.value
         found.append(Quantity(value, unit_key, written[start:end].strip(), start, end, key, hedge))
         last_unit_seconds = seconds if high is None and unit_key == "duration" else 0.0
     return found
@@ -3803,6 +3813,13 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(keys, [("3-5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
                                 ("3 to 5 days", "duration", (3 * 86400.0, 5 * 86400.0)),
                                 ("$1-2 million", "$", (1e6, 2e6))])
+        # a range written with 'between ... and', or of two whole figures; not two figures of two units, nor
+        # falling ones
+        self.assertEqual([q.key for q in extract_quantities("between 5 and 7 days; between $390 million and $420 "
+                                                            "million; $10 to $20; 2 GB - 5 GB")],
+                         [(5 * 86400.0, 7 * 86400.0), (390e6, 420e6), (10.0, 20.0), (2e9, 5e9)])
+        self.assertEqual([q.key for q in extract_quantities("2 GB to 10 users; $420 million to $390 million")],
+                         [2e9, 10.0, 420e6, 390e6])
         # 'from 100 to 500' is a change: the old value no longer holds and claims nothing, nor does any
         # value the text says it replaces
         self.assertEqual(self.values("raised from 100 to 500 requests per minute"), [(500.0, "request/minute")])
@@ -3871,6 +3888,11 @@ class TestDetector(unittest.TestCase):
         # 'from $10M in 2022 to $12M' is a change, as 'from $10M to $12M' is; not a range from 2022 to $12M
         self.assertEqual([q.text for q in extract_quantities("Revenue grew from $10M in 2022 to $12M in 2023.")],
                          ["$12M"])
+        self.assertEqual([q.text for q in extract_quantities("from $390 million to $420 million, from 2 GB to 5 GB, "
+                                                            "from 100 requests to 300 requests per minute")],
+                         ["$420 million", "5 GB", "300 requests per minute"])   # a magnitude or unit before 'to'
+        self.assertIsNone(self.pair("For Q2 we expect revenue between $390 million and $420 million.",
+                                    "Q2 revenue was $410 million, within the guidance range.", "What was Q2 revenue?"))
 
     def test_units_written_otherwise_are_one_unit(self) -> None:
         found = self.pair("The API allows 100 API calls per minute.", "The limit is now 500 requests per minute.")
