@@ -362,6 +362,9 @@ _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit wor
 _FIRST_FIGURE = r"[$€£¥]?\d[\d.,]*(?:[kmb]|%|\s?(?:thousand|million|billion|trillion)\b)?(?:\s+[a-z]+){0,3}?\s+"
 _FROM_TO_RE = re.compile(rf"(\bfrom\s+{_FIRST_FIGURE}(?:in\s+(?:19|20)\d\d\s+)?)to\b", re.I)   # 'from $9M in 2022 to'
 _BETWEEN_RE = re.compile(rf"\bbetween\s+{_FIRST_FIGURE}(and)\s+(?=[$€£¥]?\d)", re.I)   # 'between 5 and 7 days'
+# 'every 30 minutes' and 'every hour' say how often, an interval: not how long something lasts ('a 30-minute ride')
+_EVERY_RE = re.compile(r"\bevery\s+$", re.I)
+_EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b", re.I)
 _RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
 _RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
 _RATE = r"""\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
@@ -775,6 +778,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
                 continue
         end = _figure_end(text, m, unit, unit_end, takes_rate)
         unit_key, value, high, seconds = _in_base_unit(unit_key, value, high)
+        if unit_key == "duration" and _EVERY_RE.search(text, max(0, m.start() - 8), m.start()):
+            unit_key = "interval"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
         if past and any(0 <= m.start() - at <= 40 and _PAST_GAP_RE.fullmatch(text, at, m.start()) for at in past):
             last_unit_seconds = 0.0
@@ -796,6 +801,14 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             start, key, hedge, value = last.start, (last.key, key), last.hedge, last.value
         found.append(Quantity(value, unit_key, written[start:end].strip(), start, end, key, hedge))
         last_unit_seconds = seconds if high is None and unit_key == "duration" else 0.0
+    if "very " in text:                                # 'every hour': an interval of one (two: 'every other day'),
+        spans = [(q.start, q.end) for q in found]      # unless it is a figure's rate ('$10 every month')
+        for m in _EVERY_UNIT_RE.finditer(text):
+            if not any(s <= m.start() < e or (e <= m.start() and _PAST_GAP_RE.fullmatch(text, e, m.start()))
+                       for s, e in spans):
+                value = _SECONDS_PER[m["unit"].lower()] * (2 if m["other"] else 1)
+                found.append(Quantity(value, "interval", m.group(), m.start(), m.end(), value))
+        found.sort(key=lambda q: q.start)
     return found
 
 
@@ -1823,8 +1836,8 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
         has_digit = re.search(r"\d", sentence)
         calendar = (list(_CALENDAR_RE.finditer(sentence)) if has_digit or not _MOMENT_WORDS.isdisjoint(words)
                     else [])                          # one scan for dates, shared by the two extractors
-        figures = (extract_quantities(sentence, calendar, words) if has_digit or any(w in _NUMBER_WORDS for w in words)
-                   else [])
+        figures = (extract_quantities(sentence, calendar, words)
+                   if has_digit or "every" in words or any(w in _NUMBER_WORDS for w in words) else [])
         moments = extract_moments(sentence, calendar) if has_digit or calendar else []
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
@@ -3820,6 +3833,11 @@ class TestQuantities(unittest.TestCase):
                          [(5 * 86400.0, 7 * 86400.0), (390e6, 420e6), (10.0, 20.0), (2e9, 5e9)])
         self.assertEqual([q.key for q in extract_quantities("2 GB to 10 users; $420 million to $390 million")],
                          [2e9, 10.0, 420e6, 390e6])
+        # 'every 30 minutes', 'every hour': how often, an interval, not how long; a figure's rate is none
+        self.assertEqual(self.values("It runs every 30 minutes, every hour or every other day; a 30-minute ride"),
+                         [(1800.0, "interval"), (3600.0, "interval"), (172800.0, "interval"), (1800.0, "duration")])
+        self.assertEqual(self.values("$10 every month; 100 requests every minute"),
+                         [(10.0, "$"), (100.0, "request/minute")])
         # 'from 100 to 500' is a change: the old value no longer holds and claims nothing, nor does any
         # value the text says it replaces
         self.assertEqual(self.values("raised from 100 to 500 requests per minute"), [(500.0, "request/minute")])
@@ -3891,6 +3909,8 @@ class TestDetector(unittest.TestCase):
         self.assertEqual([q.text for q in extract_quantities("from $390 million to $420 million, from 2 GB to 5 GB, "
                                                             "from 100 requests to 300 requests per minute")],
                          ["$420 million", "5 GB", "300 requests per minute"])   # a magnitude or unit before 'to'
+        self.assertEqual(self.pair("The ferry runs every hour.", "The ferry now runs every 30 minutes.",
+                                   "How often does the ferry run?").claims_a, ("every hour",))
         self.assertIsNone(self.pair("For Q2 we expect revenue between $390 million and $420 million.",
                                     "Q2 revenue was $410 million, within the guidance range.", "What was Q2 revenue?"))
 
