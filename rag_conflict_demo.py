@@ -1378,8 +1378,12 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
         if found:
             return found
     left, right = left_text.split()[-before:], right_text.split()[:after]
-    if right_break and (short := right_clause.split()[:after]) != right and qualifiers(" ".join(left + own_text)):
-        right = short                                  # (the break within reach: a cheap test first)
+    if right_break and (short := right_clause.split()[:after]) != right:   # (the break within reach)
+        if qualifiers(" ".join(left + own_text)):
+            right = short
+        else:                                          # past the break, a plan, period or label may be the
+            return (qualifiers(" ".join(left + own_text + short))   # figure's ('$29, Pro plan only'), a
+                    | qualifiers(" ".join(right), proper=False))   # name is not ('11 holidays, adding Juneteenth')
     return qualifiers(" ".join(left + own_text + right))
 
 
@@ -4116,8 +4120,13 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("What is the burst limit?", b).text,
                          "200 requests per second")
         for text, about in (("Sales grew 10% in Europe and 4% in Asia.", [["europe"], ["asia"]]),
-                            ("In Berlin, the office has 120 people.", [["berlin"]])):   # a clause naming none
+                            ("In Berlin, the office has 120 people.", [["berlin"]]),   # a clause naming none
+                            # after a break, a plan, period or label may be the figure's; a name is not
+                            ("The price is $29, Pro plan only.", [["pro"]]),
+                            ("It now observes 11 public holidays, adding Juneteenth.", [[]])):
             self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
+        self.assertEqual(self.pair("The company observes 10 public holidays in 2023.", "The company now observes 11 "
+                                   "public holidays, adding Juneteenth.").claims_b, ("11 public holidays",))
         # a capitalised common word after a colon is no place or name: 'A: You can use...'
         self.assertEqual(self.pair("A: You can use up to 3 devices at the same time.",
                                    "A: Up to 5 devices can be used at once.", "How many devices can I use?").kind,
