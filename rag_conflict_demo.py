@@ -1260,7 +1260,7 @@ _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     small medium large
     first second third fourth fifth
-    free basic standard plus pro premium enterprise starter team business personal professional
+    free paid basic standard plus pro premium enterprise starter team business personal professional
     express economy overnight
     men women boys girls children kids adults seniors students
     single daily weekly monthly quarterly annual yearly
@@ -1287,7 +1287,10 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     oncampus offcampus
     peak offpeak
 """.strip().splitlines()) for w in line.split()}
-_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS)
+_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - {"paid"}
+# ... 'paid' only before a plan ('the paid tier', against the free one): 'is now paid' is a state
+_PAID_PLAN_RE = re.compile(r"\bpaid\s+(?:tier|plan|version|edition|subscription|account|membership|customer|user"
+                           r"|subscriber)s?\b", re.I)
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
                                     r"|\boff-peak\b", re.I)
@@ -1300,6 +1303,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                    else sentence)
     singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
     found = singulars & _SUBJECT_WORDS
+    if "paid" in singulars and _PAID_PLAN_RE.search(sentence):
+        found.add("paid")
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
@@ -4135,6 +4140,10 @@ class TestDetector(unittest.TestCase):
         # tiers, sizes, editions, audiences: lower-case words that name another subject
         self.assertIsNone(self.pair("The free plan allows 100 requests per minute.",
                                     "The pro plan allows 500 requests per minute."))
+        self.assertIsNone(self.pair("The free tier is limited to 60 requests per hour.",   # 'paid' before a
+                                    "The paid tier allows 5,000 requests per hour."))     # plan names one
+        self.assertEqual(self.pair("The add-on is free for all plans.", "The add-on is now paid: $10 per month.",
+                                   "Is the add-on free?").kind, "state")                 # else it is a state
         self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
         self.assertIsNone(self.pair("Men's shoes cost $80.", "Women's shoes cost $70."))
         # numbered labels: their numbers name a subject and claim nothing
