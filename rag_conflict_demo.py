@@ -1260,7 +1260,7 @@ _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     small medium large
     first second third fourth fifth
-    free paid basic standard plus pro premium enterprise starter team business personal professional
+    free paid reduced discounted basic standard plus pro premium enterprise starter team business personal professional
     express economy overnight
     men women boys girls children kids adults seniors students
     single daily weekly monthly quarterly annual yearly
@@ -1287,10 +1287,12 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     oncampus offcampus
     peak offpeak
 """.strip().splitlines()) for w in line.split()}
-_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - {"paid"}
-# ... 'paid' only before a plan ('the paid tier', against the free one): 'is now paid' is a state
-_PAID_PLAN_RE = re.compile(r"\bpaid\s+(?:tier|plan|version|edition|subscription|account|membership|customer|user"
-                           r"|subscriber)s?\b", re.I)
+# ... these only before a plan or a price ('the paid tier', against the free one; 'the reduced rate', against the
+# standard one): 'is now paid' is a state, 'was reduced to $5' a change
+_ATTRIBUTIVE_SUBJECT_RE = re.compile(r"\b(paid|reduced|discounted)\s+(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"
+                                     r"(?:tier|plan|version|edition|subscription|account|membership|customer|user"
+                                     r"|subscriber|rate|fare|price|fee|ticket)s?\b", re.I)   # 'the reduced VAT rate'
+_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - {"paid", "reduced", "discounted"}
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
                                     r"|\boff-peak\b", re.I)
@@ -1303,8 +1305,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                    else sentence)
     singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
     found = singulars & _SUBJECT_WORDS
-    if "paid" in singulars and _PAID_PLAN_RE.search(sentence):
-        found.add("paid")
+    if not singulars.isdisjoint(("paid", "reduced", "discounted")):
+        found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
@@ -4144,6 +4146,12 @@ class TestDetector(unittest.TestCase):
                                     "The paid tier allows 5,000 requests per hour."))     # plan names one
         self.assertEqual(self.pair("The add-on is free for all plans.", "The add-on is now paid: $10 per month.",
                                    "Is the add-on free?").kind, "state")                 # else it is a state
+        a, b = ("The standard VAT rate is 20%, with a reduced rate of 9% for food.",   # ... as 'reduced' before
+                "The standard VAT rate rose to 21%; the reduced rate of 9% for food is unchanged.")   # a rate does
+        self.assertIsNone(self.pair(a, b, "What is the reduced VAT rate?"))
+        self.assertEqual(self.pair(a, b, "What is the standard VAT rate?").claims_b, ("21%",))
+        text = "The fee was reduced to $5; the reduced fare is $2."   # a change, then a price of its own
+        self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], [[], ["reduced"]])
         self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
         self.assertIsNone(self.pair("Men's shoes cost $80.", "Women's shoes cost $70."))
         # numbered labels: their numbers name a subject and claim nothing
