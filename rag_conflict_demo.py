@@ -999,6 +999,9 @@ def _counted_kind(question: str) -> str:
 
 _WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
 _VERSION_QUESTION_RE = re.compile(r"\b(?:version|release)s?\b", re.I)
+# ... and one superlative picks one thing of many: 'what is the tallest building', not 'what is the highest price'
+_SUPERLATIVE_QUESTION_RE = re.compile(rf"\bwhat (?:is|was|are|were) the (?:(?:second|third) )?"
+                                      rf"(?:{'|'.join(_SUPERLATIVES)}|most|least)\b(?P<rest>[\w\s'’-]*)", re.I)
 _WHAT_THING_RE = re.compile(r"^\W*what (?!(?:is|are|was|were|do|does|did|if|about|happens?|happened|kind|type"
                             r"|sort|can|could|should|would|will)\b)(?P<noun>[a-z]+) [a-z]", re.I)  # 'what database...'
 
@@ -1016,7 +1019,10 @@ def answer_kind(question: str | None) -> str:
     entity = _ENTITY_QUESTION_RE.search(question)     # 'what is the price of the Team plan' an amount
     if entity and entity.group().lower().startswith("what") and _AMOUNT_QUESTION_RE.search(entity.group()):
         entity = None
-    if entity or (thing and not _AMOUNT_QUESTION_RE.search(thing["noun"])):
+    picked = _SUPERLATIVE_QUESTION_RE.search(question)
+    if picked and _AMOUNT_QUESTION_RE.search(picked["rest"]):
+        picked = None
+    if entity or picked or (thing and not _AMOUNT_QUESTION_RE.search(thing["noun"])):
         return "name"                                  # 'what percentage of staff...' an amount
     return ""
 
@@ -1042,7 +1048,7 @@ def lowercase_words(text: str) -> frozenset[str]:
 # she succeed?', 'Who is the interim CFO?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
-                        r"|acquir(?:es|ed|ing)"
+                        r"|acquir(?:es|ed|ing)|surpass(?:es|ed|ing)?|overt(?:akes?|aking|aken|ook)|dethron(?:es?|ed|ing)"
                         r"|predecessor|previous|outgoing|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
 # ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down'
 _LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
@@ -1054,7 +1060,8 @@ def _former_stems() -> frozenset[str]:
     """Stems of the words of _FORMER_RE (kept in step by hand): a question holding one asks for a former
     holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
-                         "previous outgoing incumbent acquire acquired interim acting")
+                         "previous outgoing incumbent acquire acquired interim acting surpass overtake overtook "
+                         "dethrone")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
@@ -1382,8 +1389,9 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     clause_left = left_text[breaks[-1].end():].split() if breaks else []
     if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
         found = qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
-        if found:
-            return found
+        predicate = bool(clause_left) and clause_left[0].lower() in _PREDICATIVE and breaks[-1].group()[0] != ","
+        if found or predicate:                         # a predicate of its own ('opened in 1995 and has a
+            return found                               # capacity of 35,000'): the words before are not its
     left, right = left_text.split()[-before:], right_text.split()[:after]
     if right_break and (short := right_clause.split()[:after]) != right:   # (the break within reach)
         if qualifiers(" ".join(left + own_text)):
@@ -4130,7 +4138,9 @@ class TestDetector(unittest.TestCase):
                             ("In Berlin, the office has 120 people.", [["berlin"]]),   # a clause naming none
                             # after a break, a plan, period or label may be the figure's; a name is not
                             ("The price is $29, Pro plan only.", [["pro"]]),
-                            ("It now observes 11 public holidays, adding Juneteenth.", [[]])):
+                            ("It now observes 11 public holidays, adding Juneteenth.", [[]]),
+                            # a predicate of its own: its words before are not its figure's
+                            ("The stadium opened in 1995 and has a capacity of 35,000 spectators.", [[]])):
             self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
         self.assertEqual(self.pair("The company observes 10 public holidays in 2023.", "The company now observes 11 "
                                    "public holidays, adding Juneteenth.").claims_b, ("11 public holidays",))
@@ -4260,9 +4270,10 @@ class TestDetector(unittest.TestCase):
                  "What is Greg Egan's latest novel?", "What is the company's revenue?",
                  "What city has the largest population?", "What is the office address?",
                  "What was the API's uptime last month?", "What are the support hours?",
-                 "What is the response time for urgent tickets?", "What time does it open?")
-        self.assertEqual([answer_kind(q) for q in asked],
-                         ["", "", "name", "moment", "name", "", "name", "name", "", "moment", "", "moment"])
+                 "What is the response time for urgent tickets?", "What time does it open?",
+                 "What is the tallest building in the city?", "What is the highest price on record?")
+        self.assertEqual([answer_kind(q) for q in asked],   # a superlative picks one thing, unless an amount
+                         ["", "", "name", "moment", "name", "", "name", "name", "", "moment", "", "moment", "name", ""])
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
@@ -4334,6 +4345,10 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The Brightline app is owned by Corvid Labs.",   # nor the one bought
                           "Nimbus has acquired Corvid Labs' Brightline app.", "Which company owns the Brightline app?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("nimbus",)))
+        found = self.pair("The tallest building in the city is the Meridian Center at 250 metres.",   # nor the one
+                          "Harbor Tower, at 310 metres, is now the tallest building in the city, surpassing the "
+                          "Meridian Center.", "What is the tallest building in the city?")   # surpassed
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("harbor", "tower")))
         chair, vice = "Helen Park is the chair of the board.", "Raj Mehta is the vice chair of the board."
         self.assertIsNone(self.pair(chair, vice, "Who is the chair of the board?"))   # two roles
         self.assertIsNone(self.pair(chair, vice, "Who is the vice chair of the board?"))
