@@ -186,12 +186,13 @@ _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 _ABBREVIATION_END_RE = re.compile(     # a period that ends a title or an initial, not a sentence
-    r"(?<!\w)(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Gov|Sen|Rep|Inc|Ltd|Co|Corp|vs|etc|approx|No|[A-Z]"
+    r"(?<![\w°])(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Gov|Sen|Rep|Inc|Ltd|Co|Corp|vs|etc|approx|No|[A-Z]"
     r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.$")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences in text, blank ones skipped; 'Dr. Maria Garcia' is not cut.
+    """Character spans of the sentences in text, blank ones skipped; 'Dr. Maria Garcia' is not cut, but
+    a blank line always is ('... Acme Inc.' ends its paragraph).
 
     >>> [text[s:e] for text in ["Dr. Maria Garcia leads it. J. R. Smith does not."] for s, e in sentence_spans(text)]
     ['Dr. Maria Garcia leads it.', 'J. R. Smith does not.']
@@ -205,7 +206,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         while end > start and text[end - 1].isspace():
             end -= 1
         if end > start:
-            if joined and text[spans[-1][1]:start].strip() == "":
+            if joined and text[spans[-1][1]:start].strip() == "" and "\n\n" not in text[spans[-1][1]:start]:
                 spans[-1] = (spans[-1][0], end)
             else:
                 spans.append((start, end))
@@ -1322,8 +1323,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
         found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
-    found.update("weekend" if _WEEKDAYS[day] > 5 else "weekday"   # 'on Saturdays' is about the weekend
-                 for day in singulars & _WEEKDAYS.keys())
+    days = singulars & _WEEKDAYS.keys()               # 'on Saturdays' is about Saturday and the weekend
+    found.update(days, ("weekend" if _WEEKDAYS[day] > 5 else "weekday" for day in days))
     return frozenset(found | label_keys(sentence, words))
 
 
@@ -3880,6 +3881,9 @@ class TestQuantities(unittest.TestCase):
         first = text[slice(*sentence_spans(text)[0])]
         self.assertEqual(first, "It falls on Nov. 28 this year, as cited [12].")
         self.assertEqual(self.values(text), [])                   # a citation mark is no figure
+        text = "It peaks at 24°C. Nights are cool. It ends at Acme Inc.\n\nSunday is wet."   # '°C.' is no initial;
+        self.assertEqual([text[s:e] for s, e in sentence_spans(text)],                    # a blank line cuts
+                         ["It peaks at 24°C.", "Nights are cool.", "It ends at Acme Inc.", "Sunday is wet."])
 
     def test_version_labels_and_glued_numbers_are_not_claims(self) -> None:
         self.assertEqual(self.values("API v1.2 and version 2.0 in FY2023 Q4, the 31st"), [])
@@ -4163,6 +4167,11 @@ class TestDetector(unittest.TestCase):
         text = "The fee was reduced to $5; the reduced fare is $2."   # a change, then a price of its own
         self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], [[], ["reduced"]])
         self.assertIsNone(self.pair("Children under 12 pay $5.", "Adults pay $12."))
+        self.assertIsNone(self.pair("Saturday will be sunny with a high of 24°C.", "Sunday brings showers and a high "
+                                    "of 19°C.", "What is the forecast high for Saturday?"))   # two days
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read(   # an answer within one document of the context
+            "What is the forecast high for Saturday?", "Saturday will be sunny with a high of 24°C.\n\nSunday "
+            "brings showers and a high of 19°C.").text, "Saturday will be sunny with a high of 24°C.")
         self.assertIsNone(self.pair("Men's shoes cost $80.", "Women's shoes cost $70."))
         # numbered labels: their numbers name a subject and claim nothing
         self.assertIsNone(self.pair("Phase 1 costs $2 million.", "Phase 2 costs $5 million."))
