@@ -1409,9 +1409,13 @@ _CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
 def _clause_of(text: str, q: Quantity) -> str:
     """The clause of text that holds a figure: 'a primary care visit is $20' of 'The copay for a
     specialist visit is $35; a primary care visit is $20'."""
+    return text[slice(*_clause_span(text, q))]
+
+
+def _clause_span(text: str, q: Quantity) -> tuple[int, int]:
     starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, q.start)]
     stop = _CLAUSE_BREAK_RE.search(text, q.end)
-    return text[starts[-1] if starts else 0:stop.start() if stop else len(text)]
+    return starts[-1] if starts else 0, stop.start() if stop else len(text)
 
 
 # What a sum of money measures, a measure a line: asked for revenue, a figure whose clause names only earnings
@@ -1443,6 +1447,17 @@ def measures_named(text: str) -> frozenset[int]:
     if _PER_SHARE_RE.search(text):
         return frozenset({_MONEY_MEASURES["eps"]})
     return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
+
+
+_MEASURE_WORD_RE = re.compile(rf"\b(?:{'|'.join(_MONEY_MEASURES)})\b", re.I)
+
+
+def measure_of(text: str, q: Quantity) -> frozenset[int]:
+    """The measures a figure's clause names for it: the last one named before it ('operating income of $176
+    million on revenue of $1.39 billion': income, then revenue), else any the clause names ('$5M in sales')."""
+    start, stop = _clause_span(text, q)
+    named = list(_MEASURE_WORD_RE.finditer(text, start, q.start))
+    return measures_named(text[named[-1].start():q.start] if named else text[start:stop])
 
 
 # -----------------------------------------------------------------------------
@@ -1838,7 +1853,7 @@ class SentenceClaims:
     @functools.cached_property
     def measures(self) -> dict[int, frozenset[int]]:
         """Each figure's (by its start) measures_named in its clause: wanted only when a question names one."""
-        return {q.start: measures_named(_clause_of(self.text, q)) for q, _ in self.figures}
+        return {q.start: measure_of(self.text, q) for q, _ in self.figures}
 
 
 def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
@@ -2476,6 +2491,7 @@ class ConflictDetector:
             # asked about the 'rate limit') is read by that page's chosen words ('tier', 'requests per minute').
             echo = replace(question, echo=claims[lead].words)
             claims = [self._claims(x.document, echo) if not c.sentences and sims[n, lead] >= self.topic_threshold
+                      and self._says_no_word_of(x.document, question)
                       else c for n, (c, x) in enumerate(zip(claims, contexts))]
         # Two pages whose chosen sentences hold every word of the question are on its topic even when the
         # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
@@ -2515,6 +2531,11 @@ class ConflictDetector:
             _gather(verdicts, "reason", used).tolist(), sims[rows, cols].tolist(),
             _gather(verdicts, "claims_a", used).tolist(), _gather(verdicts, "claims_b", used).tolist())))
         return ConflictReport(bool(pairs), pairs, examined)
+
+    def _says_no_word_of(self, doc: Document, question: Question) -> bool:
+        """No sentence of doc holds a word of the question (its sentences may hold some, yet none be
+        chosen: all about another quarter or plan than the question's)."""
+        return all(question.words.isdisjoint(s.words) for s in self._analysed(doc.text))
 
     def prepare(self, documents: Iterable[Document]) -> None:
         """Analyse the documents' sentences now (at indexing, like their embeddings), not at the first query."""
@@ -3958,6 +3979,10 @@ class TestDetector(unittest.TestCase):
         found = self.pair(release, restated, "What was Northwind's Q3 2024 earnings per share?")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$0.91",), ("$0.78",)))
         self.assertEqual([q.text for q in extract_quantities("Refunds take 5 days, not 10 days.")], ["5 days"])
+        # a figure's measure is the last one named before it in its clause
+        text = "Operating income was $176 million on revenue of $1.39 billion; it booked $2M in sales."
+        self.assertEqual(list(analyse_sentences(text)[0].measures.values()),
+                         [{_MONEY_MEASURES["income"]}, {_MONEY_MEASURES["revenue"]}, {_MONEY_MEASURES["sales"]}])
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
@@ -3983,6 +4008,11 @@ class TestDetector(unittest.TestCase):
                           "Employees receive 25 days of paid vacation per year."],
                          [[1, 0], [0, 1], [0, 1]], "How much does parking cost for visitors?")
         self.assertEqual(parking.pairs, ())
+        # nor a page that holds the question's words in sentences about another quarter only
+        q2 = detect(["Zenith reported Q2 operating income of $176 million on revenue of $1.39 billion.",
+                     "Zenith restated Q3 operating income to $187 million. Revenue of $1.48 billion was not affected."],
+                    [[1, 0], [1, 0.1]], "What was Zenith's Q2 operating income?")
+        self.assertEqual(q2.pairs, ())
 
     def test_only_claims_that_can_answer_the_question(self) -> None:
         old, new = "Acme, based in Denver, had revenue of $4.2M.", "Acme, based in Denver, had revenue of $6.8M."
