@@ -2842,16 +2842,20 @@ _NUMBER_TEXT_RE = re.compile(r"\d[\d,.]*\d|\d")
 
 
 def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset[str], bound: str = "",
-                 named: frozenset[str] = frozenset(), asked: frozenset[str] = frozenset()
-                 ) -> tuple[bool, bool, bool, int, int, bool]:
+                 named: frozenset[str] = frozenset(), asked: frozenset[str] = frozenset(),
+                 measures: frozenset[int] = frozenset()) -> tuple[bool, bool, bool, bool, int, int, bool]:
     """Which figure of a sentence answers an amount question, lowest first: one of what the question
-    counts, then one stating the bound it asks (asked_bound), then one about the name it asks about
+    counts, then one stating the bound it asks (asked_bound), then one not of another money measure than
+    it asks (measure_of: 'operating income of $212 million and revenue of $1.48 billion', asked the
+    revenue), then one about the name it asks about
     (named: stems; '$300 in London'), then the one whose clause holds most of the question's words
     (asked: stems), then the one fewest words from a question word outside the figure (hits: their word
     positions), then one with a unit."""
     at, size = len(text[:q.start].split()), len(q.text.split())   # the figure's word position and length
     about = bool(named) and named.isdisjoint(content_words(" ".join(figure_qualifiers(text, q))))
-    return (not _counts(q, counted), bool(bound) and q.hedge != bound, about,
+    measure = measure_of(text, q) if measures else frozenset()
+    other = bool(measure) and measure.isdisjoint(measures)
+    return (not _counts(q, counted), bool(bound) and q.hedge != bound, other, about,
             -len(asked & content_words(_clause_of(text, q))),
             min((abs(i - at) for i in hits if not at <= i < at + size), default=len(text)), not q.unit)
 
@@ -2972,7 +2976,7 @@ class EmbeddingReader:
                     row = bool(in_row.get((s, e)))    # the figure under a header the question names first
                     q = min(found, key=lambda q: (row and query_words.isdisjoint(content_words(_header_of(text, q))),
                                                   _figure_rank(q, text, hits, counted, bound, asked.named,
-                                                               query_words)))
+                                                               query_words, asked.measures)))
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
                         answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
@@ -3980,6 +3984,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("$0.91",), ("$0.78",)))
         self.assertEqual([q.text for q in extract_quantities("Refunds take 5 days, not 10 days.")], ["5 days"])
         # a figure's measure is the last one named before it in its clause
+        reader = EmbeddingReader(HashingEmbedder())   # the reader takes the figure of the measure asked
+        prelim = "Zenith reported Q3 operating income of $212 million and revenue of $1.48 billion."
+        self.assertEqual(reader.read("What was Zenith's Q3 revenue?", prelim).text, "$1.48 billion")
+        self.assertEqual(reader.read("What was Zenith's Q3 operating income?", prelim).text, "$212 million")
         text = "Operating income was $176 million on revenue of $1.39 billion; it booked $2M in sales."
         self.assertEqual(list(analyse_sentences(text)[0].measures.values()),
                          [{_MONEY_MEASURES["income"]}, {_MONEY_MEASURES["revenue"]}, {_MONEY_MEASURES["sales"]}])
