@@ -983,6 +983,7 @@ _ASKED_UNITS = {word: units for words, units in (
     ("storage memory ram", frozenset({"byte"})),
     ("temperature", frozenset({"°C", "°F", "degree"})),
     ("weight weigh weighs", frozenset({"gram", "ounce"})),
+    ("latency", frozenset({"duration"})),
 ) for word in words.split()}
 _NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
 _MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
@@ -3976,6 +3977,9 @@ class TestDetector(unittest.TestCase):
                     "The Pro plan now costs $25 per month and includes 100 GB of storage.")
         self.assertIsNone(self.pair(old, new, storage))
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read(storage, new).text, "100 GB")
+        self.assertIsNone(self.pair("Each API key is limited to 300 requests per minute; median API latency is 85 ms.",
+                                    "Each API key is now limited to 750 requests per minute; median API latency is "
+                                    "85 ms.", "What is the median API latency?"))   # nor a rate limit a latency
         release = "Northwind reported Q3 2024 revenue of $1.32 billion and earnings per share of $0.91."
         restated = ("Northwind restated its Q3 2024 results: earnings per share were $0.78, not $0.91, after a "
                     "write-down. Revenue of $1.32 billion is unchanged.")
