@@ -933,7 +933,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("cancelled canceled postponed called_off", "scheduled confirmed"),
         ("unavailable sold_out out_of_stock", "available in_stock"),
         ("suspended paused out_of_service", "resumed active running operating in_service"),
-        ("required mandatory compulsory", "optional voluntary"),
+        ("required mandatory compulsory must", "optional voluntary"),
         ("rejected denied", "approved granted"),
         ("inactive", "active"),
         ("expired invalid void", "valid"),
@@ -972,7 +972,8 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|percentage|percent|share|proportion|fraction|ratio|population|total|salary|budget|count|fee|speed|height"
     r"|length|weight|age|size|figure|value|temperature|distance|uptime|discount|score|capacity|deposit|bonus|penalty"
     r"|commission|dose|dosage|latency|bandwidth|valuation|profit|income|earnings|wage|tax|margin|eps|dividend"
-    r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield|time|duration|delay)s?\b", re.I)
+    r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield|(?<!full )(?<!part )time|duration|delay)s?\b",
+    re.I)                                              # not 'full time', 'part time'
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
 _MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
@@ -4325,6 +4326,8 @@ class TestDetector(unittest.TestCase):
                  "What is the tallest building in the city?", "What is the highest price on record?")
         self.assertEqual([answer_kind(q) for q in asked],   # a superlative picks one thing, unless an amount
                          ["", "", "name", "moment", "name", "", "name", "name", "", "moment", "", "moment", "name", ""])
+        self.assertEqual([bool(_AMOUNT_QUESTION_RE.search(q)) for q in ("What is the response time?",   # 'full
+                          "Can staff work full time?", "Can staff work part time?")], [True, False, False])   # time'
         found = self.pair("The CEO of Acme is Dr. Maria Garcia.", "The CEO of Acme is Ahmed Khan.", who)
         self.assertEqual(found.claims_a, ("garcia", "maria"))         # a title does not cut the sentence
         found = self.pair("A Guide To The Band's Albums In Order. This guide lists the band's albums in order: "
@@ -4451,6 +4454,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual([r and r.claims_b for r in ratings], [("a hold",), ("a sell",), ("a sell",), None])
         found = self.pair("The city banned e-scooters downtown.", "E-scooters are permitted downtown.")   # a verb
         self.assertEqual((found.claims_a, found.claims_b), (("banned",), ("permitted",)))   # after its subject
+        found = self.pair("Staff must be in the office three days per week.", "Office attendance is now optional.",
+                          "Must staff be in the office?")   # 'must' is required
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("must",), ("optional",)))
         self.assertEqual(find_states(tokens("the newly banned substances")), frozenset())   # an adjective
         found = self.pair("The night bus service is running every 30 minutes.", "The night bus service is suspended.")
         self.assertEqual((found.claims_a, found.claims_b), (("running",), ("suspended",)))
