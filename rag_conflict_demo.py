@@ -778,6 +778,10 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             if plain_year or (not unit_key and small_count):
                 continue
         end = _figure_end(text, m, unit, unit_end, takes_rate)
+        if takes_rate and (second := _RATE_RE.match(text, end)):   # shown, not compared: '$12 per user per
+            end = second.end()                                       # month', '100 requests per minute per API key'
+            if second.group().split()[-1].isupper() and (noun := _NEXT_WORD_RE.match(text, end)):
+                end = noun.end()
         unit_key, value, high, seconds = _in_base_unit(unit_key, value, high)
         if unit_key == "duration" and _EVERY_RE.search(text, max(0, m.start() - 8), m.start()):
             unit_key = "interval"
@@ -3885,6 +3889,9 @@ class TestQuantities(unittest.TestCase):
                          [(1800.0, "interval"), (3600.0, "interval"), (172800.0, "interval"), (1800.0, "duration")])
         self.assertEqual(self.values("$10 every month; 100 requests every minute"),
                          [(10.0, "$"), (100.0, "request/minute")])
+        # a second rate is shown with the figure, and its unit is the first's
+        self.assertEqual([(q.text, q.unit) for q in extract_quantities("$12 per user per month, $9/month/seat")],
+                         [("$12 per user per month", "$/user"), ("$9/month/seat", "$/month")])
         # 'from 100 to 500' is a change: the old value no longer holds and claims nothing, nor does any
         # value the text says it replaces
         self.assertEqual(self.values("raised from 100 to 500 requests per minute"), [(500.0, "request/minute")])
@@ -4014,7 +4021,7 @@ class TestDetector(unittest.TestCase):
                       "With v2 the standard tier's quota increased to 500 requests per minute."],
                      [[1, 0], [1, 0.1]], "What is the rate limit?")
         self.assertEqual([(p.kind, p.claims_a, p.claims_b) for p in api.pairs],
-                         [("numerical", ("100 requests per minute",), ("500 requests per minute",))])
+                         [("numerical", ("100 requests per minute per API key",), ("500 requests per minute",))])
         # pages on another topic than the lead page's are not: two handbooks' vacation days, asked about parking
         parking = detect(["Parking is free for employees. Visitors pay $5 per day.",
                           "Employees receive 20 days of paid vacation per year.",
