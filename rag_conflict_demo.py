@@ -1397,6 +1397,10 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
         found = qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
         predicate = bool(clause_left) and clause_left[0].lower() in _PREDICATIVE and breaks[-1].group()[0] != ","
+        if found and breaks[-1].group()[0] == ",":     # an opening phrase names what the clause does not:
+            kinds = {subject_kind(x) for x in found}   # 'In Germany, employees may ...' is about both
+            opening = left_text[:breaks[-1].start()].split()[-(before - len(clause_left)):]
+            found |= {x for x in qualifiers(" ".join(opening)) if subject_kind(x) not in kinds}
         if found or predicate:                         # a predicate of its own ('opened in 1995 and has a
             return found                               # capacity of 35,000'): the words before are not its
     left, right = left_text.split()[-before:], right_text.split()[:after]
@@ -4194,7 +4198,10 @@ class TestDetector(unittest.TestCase):
                             ("The price is $29, Pro plan only.", [["pro"]]),
                             ("It now observes 11 public holidays, adding Juneteenth.", [[]]),
                             # a predicate of its own: its words before are not its figure's
-                            ("The stadium opened in 1995 and has a capacity of 35,000 spectators.", [[]])):
+                            ("The stadium opened in 1995 and has a capacity of 35,000 spectators.", [[]]),
+                            # an opening phrase names what the clause does not: a place besides a role
+                            ("In Germany, employees may work remotely two days per week.", [["employee", "germany"]]),
+                            ("The Basic plan costs $9, the Pro plan costs $29.", [["basic"], ["pro"]])):
             self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
         self.assertEqual(self.pair("The company observes 10 public holidays in 2023.", "The company now observes 11 "
                                    "public holidays, adding Juneteenth.").claims_b, ("11 public holidays",))
