@@ -991,7 +991,7 @@ _ASKED_UNITS = {word: units for words, units in (
     ("latency", frozenset({"duration"})),
 ) for word in words.split()}
 _NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
-_MEASURE_UNITS = frozenset({"duration", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
+_MEASURE_UNITS = frozenset({"duration", "interval", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
                             "°F"})                # extract_quantities' own
 _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
 
@@ -1303,10 +1303,12 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
 """.strip().splitlines()) for w in line.split()}
 # ... these only before a plan or a price ('the paid tier', against the free one; 'the reduced rate', against the
 # standard one): 'is now paid' is a state, 'was reduced to $5' a change
-_ATTRIBUTIVE_SUBJECT_RE = re.compile(r"\b(paid|reduced|discounted)\s+(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"
+_ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted"})
+_ATTRIBUTIVE_SUBJECT_RE = re.compile(rf"\b({'|'.join(sorted(_ATTRIBUTIVE_SUBJECTS))})\s+"
+                                     r"(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"   # 'the reduced VAT rate'
                                      r"(?:tier|plan|version|edition|subscription|account|membership|customer|user"
-                                     r"|subscriber|rate|fare|price|fee|ticket)s?\b", re.I)   # 'the reduced VAT rate'
-_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - {"paid", "reduced", "discounted"}
+                                     r"|subscriber|rate|fare|price|fee|ticket)s?\b", re.I)
+_SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - _ATTRIBUTIVE_SUBJECTS
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
                                     r"|\boff-peak\b", re.I)
@@ -1319,7 +1321,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                    else sentence)
     singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
     found = singulars & _SUBJECT_WORDS
-    if not singulars.isdisjoint(("paid", "reduced", "discounted")):
+    if not singulars.isdisjoint(_ATTRIBUTIVE_SUBJECTS):
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
@@ -4052,6 +4054,8 @@ class TestDetector(unittest.TestCase):
         novels = "How many novels has Stephen King published?"   # a duration counts no novels; days, it does
         self.assertIsNone(self.pair("King has published novels for over 40 years.",
                                     "One of his novels stayed on the list for 20 weeks.", novels))
+        self.assertIsNone(self.pair("King publishes novels every 2 years.", "King publishes novels every year.",
+                                    novels))         # nor does an interval
         self.assertEqual(self.pair("Refunds are accepted within 14 days.", "Refunds are accepted within 30 days.",
                                    "How many days do customers have to ask for a refund?").kind, "numerical")
         # a question in a document claims nothing: the FAQ's answer is compared, not its two questions
