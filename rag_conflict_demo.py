@@ -1266,6 +1266,9 @@ _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first
 # a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'
 _AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
                        r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?$", re.I)
+# ... nor is the baseline a change is measured against: 'cut by 30% by 2030 compared with 2019'
+_BASELINE_RE = re.compile(r"\b(?:compared (?:with|to)|relative to|versus|vs\.?|than)\s+(?:the\s+)?(?:end of\s+)?$",
+                          re.I)
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
@@ -1324,7 +1327,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     if not singulars.isdisjoint(_ATTRIBUTIVE_SUBJECTS):
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
-                 if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
+                 if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start())
+                 and not _BASELINE_RE.search(sentence, max(0, m.start() - 30), m.start()))
     if proper:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
                      if not _PERIOD_RE.fullmatch(m.group())
@@ -4205,8 +4209,13 @@ class TestDetector(unittest.TestCase):
                             ("The stadium opened in 1995 and has a capacity of 35,000 spectators.", [[]]),
                             # an opening phrase names what the clause does not: a place besides a role
                             ("In Germany, employees may work remotely two days per week.", [["employee", "germany"]]),
-                            ("The Basic plan costs $9, the Pro plan costs $29.", [["basic"], ["pro"]])):
+                            ("The Basic plan costs $9, the Pro plan costs $29.", [["basic"], ["pro"]]),
+                            # the baseline of a change is no period of its figure
+                            ("By 2030 compared with 2019, emissions will be 50% lower.", [[]])):
             self.assertEqual([sorted(figure_qualifiers(text, q)) for q in extract_quantities(text)], about)
+        self.assertEqual(self.pair("We aim to cut emissions by 30% by 2030 compared with 2019.", "Emissions will be "
+                                   "cut by 50% by 2030 compared with 2019.", "What is the emissions target for 2030?"
+                                   ).claims_b, ("50%",))
         self.assertEqual(self.pair("The company observes 10 public holidays in 2023.", "The company now observes 11 "
                                    "public holidays, adding Juneteenth.").claims_b, ("11 public holidays",))
         # a capitalised common word after a colon is no place or name: 'A: You can use...'
