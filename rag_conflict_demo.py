@@ -1465,6 +1465,11 @@ def measures_named(text: str) -> frozenset[int]:
     return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
 
 
+def another_measure(named: frozenset[int], asked: frozenset[int]) -> bool:
+    """A figure's clause names measures, none of them asked: earnings per share, asked the revenue."""
+    return bool(named) and named.isdisjoint(asked)
+
+
 _MEASURE_WORD_RE = re.compile(rf"\b(?:{'|'.join(_MONEY_MEASURES)})\b", re.I)
 
 
@@ -2204,8 +2209,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     measuring = bool(question.measures) and any(m & question.measures for s in chosen for m in s.measures.values())
 
     def other_measure(sentence: SentenceClaims, q: Quantity) -> bool:
-        named = sentence.measures.get(q.start)
-        return bool(named) and named.isdisjoint(question.measures)
+        return another_measure(sentence.measures.get(q.start, frozenset()), question.measures)
     aside = ({s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
              if measuring else ())
     for sentence in chosen:
@@ -2869,8 +2873,7 @@ def _figure_rank(q: Quantity, text: str, hits: Sequence[int], counted: frozenset
     positions), then one with a unit."""
     at, size = len(text[:q.start].split()), len(q.text.split())   # the figure's word position and length
     about = bool(named) and named.isdisjoint(content_words(" ".join(figure_qualifiers(text, q))))
-    measure = measure_of(text, q) if measures else frozenset()
-    other = bool(measure) and measure.isdisjoint(measures)
+    other = bool(measures) and another_measure(measure_of(text, q), measures)
     return (not _counts(q, counted), bool(bound) and q.hedge != bound, other, about,
             -len(asked & content_words(_clause_of(text, q))),
             min((abs(i - at) for i in hits if not at <= i < at + size), default=len(text)), not q.unit)
