@@ -1393,29 +1393,32 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     left_text, right_text = sentence[max(0, q.start - reach):q.start], sentence[q.end:q.end + reach]
     own_text = [re.sub(r"\d", "0", q.text)] if own else []   # its number is no period: '2000 GB'
     # A clause that names what its figure is about says it alone: in 'Basic costs $9, Pro costs $29 and
-    # Business costs $99', the $29 is Pro's, and in 'grew 10% in Europe and 4% in Asia' the 4% is Asia's.
-    # A clause that names nothing ('In Berlin, the office has 120 people') is read with the words before
-    # it, and once those name something, the next clause is about something else.
+    # Business costs $99', the $29 is Pro's, and in 'grew 10% in Europe and 4% in Asia' the 4% is Asia's;
+    # an opening phrase before a comma adds what names another kind ('In Germany, employees may ...' is
+    # about Germany and employees). A clause that names nothing ('In Berlin, the office has 120 people') is
+    # read with the words before it, unless it starts a predicate of its own ('opened in 1995 and has a
+    # capacity of 35,000'), and once those name something, the next clause is about something else; past a
+    # break after the figure, a plan, period or label may still be its own ('$29, Pro plan only'), a name
+    # is not ('11 public holidays, adding Juneteenth').
     right_break = _CLAUSE_BREAK_RE.search(right_text)
     right_clause = right_text[:right_break.start()] if right_break else right_text
     breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
     clause_left = left_text[breaks[-1].end():].split() if breaks else []
     if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
         found = qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
-        predicate = bool(clause_left) and clause_left[0].lower() in _PREDICATIVE and breaks[-1].group()[0] != ","
-        if found and breaks[-1].group()[0] == ",":     # an opening phrase names what the clause does not:
-            kinds = {subject_kind(x) for x in found}   # 'In Germany, employees may ...' is about both
+        after_comma = breaks[-1].group()[0] == ","
+        if found and after_comma:
+            kinds = {subject_kind(x) for x in found}
             opening = left_text[:breaks[-1].start()].split()[-(before - len(clause_left)):]
             found |= {x for x in qualifiers(" ".join(opening)) if subject_kind(x) not in kinds}
-        if found or predicate:                         # a predicate of its own ('opened in 1995 and has a
-            return found                               # capacity of 35,000'): the words before are not its
+        if found or (not after_comma and clause_left and clause_left[0].lower() in _PREDICATIVE):
+            return found
     left, right = left_text.split()[-before:], right_text.split()[:after]
     if right_break and (short := right_clause.split()[:after]) != right:   # (the break within reach)
         if qualifiers(" ".join(left + own_text)):
             right = short
-        else:                                          # past the break, a plan, period or label may be the
-            return (qualifiers(" ".join(left + own_text + short))   # figure's ('$29, Pro plan only'), a
-                    | qualifiers(" ".join(right), proper=False))   # name is not ('11 holidays, adding Juneteenth')
+        else:
+            return qualifiers(" ".join(left + own_text + short)) | qualifiers(" ".join(right), proper=False)
     return qualifiers(" ".join(left + own_text + right))
 
 
