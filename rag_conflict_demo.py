@@ -2829,6 +2829,8 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
     prob, start, end = best
     if start < 0 or prob < min_null:
         return Answer("", min_null)                     # SQuAD2 null answer: the context has none
+    if (cut := context.find("\n\n", start, end)) > start:
+        end = cut                                      # within one document: the pipeline joins them with a blank line
     return Answer(context[start:end], prob, start, end)
 
 
@@ -4750,6 +4752,8 @@ class TestSpanDecoding(unittest.TestCase):
                              [False, False, False, False, True, True, True, True])
         answer = pick_answer(ctx, [weak, strong], 5)
         self.assertEqual((answer.text, answer.start, answer.end), ("67", 6, 8))
+        across = self.window([0.0, 9, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 9, 0], [False] + [True] * 6)
+        self.assertEqual(pick_answer("xab\n\ncd", [across], 10).text, "ab")   # a span ends with its document
 
 
 class TestPipeline(unittest.TestCase):
