@@ -1263,12 +1263,11 @@ def find_states(words: Sequence[str]) -> frozenset[tuple[int, int]]:
 _PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
                         r"|January|February|(?-i:March)|April|(?-i:May)|June|July|August|September|October"
                         r"|November|December)\b", re.I)   # not the verbs: 'adults may take', 'to march'
-# a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'
-_AS_OF_RE = re.compile(r"\b(?:as of|since|effective|starting|beginning|from|until|through|updated"
-                       r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?$", re.I)
-# ... nor is the baseline a change is measured against: 'cut by 30% by 2030 compared with 2019'
-_BASELINE_RE = re.compile(r"\b(?:compared (?:with|to)|relative to|versus|vs\.?|than)\s+(?:the\s+)?(?:end of\s+)?$",
-                          re.I)
+# a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'; nor the
+# baseline a change is measured against: 'cut by 30% by 2030 compared with 2019'
+_AS_OF_RE = re.compile(r"\b(?:(?:as of|since|effective|starting|beginning|from|until|through|updated"
+                       r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?"
+                       r"|(?:compared (?:with|to)|relative to|versus|vs\.?|than)\s+(?:the\s+)?(?:end of\s+)?)$", re.I)
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
@@ -1327,8 +1326,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     if not singulars.isdisjoint(_ATTRIBUTIVE_SUBJECTS):
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
-                 if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start())
-                 and not _BASELINE_RE.search(sentence, max(0, m.start() - 30), m.start()))
+                 if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
                      if not _PERIOD_RE.fullmatch(m.group())
