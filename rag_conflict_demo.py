@@ -366,6 +366,8 @@ _BETWEEN_RE = re.compile(rf"\bbetween\s+{_FIRST_FIGURE}(and)\s+(?=[$€£¥]?\d)
 # 'every 30 minutes' and 'every hour' say how often, an interval: not how long something lasts ('a 30-minute ride')
 _EVERY_RE = re.compile(r"\bevery\s+$", re.I)
 _EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b", re.I)
+_LIST_ITEM = r"[$€£¥]?\d[\d.,]*(?:\s?%|\s?[A-Za-z]{1,3}\b)?"   # '120', '$10', '20 GB', '5%'
+_NUMBER_LIST_RE = re.compile(rf"{_LIST_ITEM}(?:,\s+{_LIST_ITEM})+,?\s+(?:and|or)\s+{_LIST_ITEM}")   # '120, 80 and 40'
 _RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
 _RANGE_WORD_RE = re.compile(r"\b(?:range[sd]?|ranging|var(?:y|ies|ying)|anywhere)\s+$", re.I)
 _RATE = r"""\s+per\s+[A-Za-z]+|\s?/\s?[A-Za-z]+\b      # '$25 per month', '500 requests/min', '$9/month',
@@ -746,6 +748,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     text, past = _prepared(text, calendar, words)
     found: list[Quantity] = []
     last_unit_seconds = 0.0                            # of the figure just found, if a duration
+    listed = [m.span() for m in _NUMBER_LIST_RE.finditer(text)] if ", " in text else []
     for m in _QUANTITY_RE.finditer(text):
         cur, num, hi, suffix, mag, glued, degrees, pct = m.group(
             "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct")
@@ -755,6 +758,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         after = m.end("num")
         if text[after:after + 1] == "." and text[after + 1:after + 2].isdigit():
             continue                                   # '2.3.1' is a version (extract_versions), no amount
+        if any(s <= m.start() < e for s, e in listed):
+            continue                                   # '120, 80 and 40 employees': three parts, not the whole
         before = text[max(0, m.start() - 12):m.start()].lower().split()
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
             continue                                   # 'version 2.0' labels a release, claims nothing
@@ -1460,10 +1465,13 @@ _PER_SHARE_RE = re.compile(r"\bper[- ]share\b|\beps\b", re.I)
 
 
 def measures_named(text: str) -> frozenset[int]:
-    """The measures (lines of _MONEY_MEASURES) a text names: 'earnings per share' is EPS, not earnings."""
+    """The measures (lines of _MONEY_MEASURES) a text names: 'earnings per share' is EPS, not earnings, and
+    a bare '$1.20 per share' too; a 'dividend per share' is a dividend."""
+    named = {_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES}
     if _PER_SHARE_RE.search(text):
-        return frozenset({_MONEY_MEASURES["eps"]})
-    return frozenset(_MONEY_MEASURES[w] for w in tokens(text) if w in _MONEY_MEASURES)
+        profit, eps = _MONEY_MEASURES["earnings"], _MONEY_MEASURES["eps"]
+        named = {eps if n == profit else n for n in named} or {eps}
+    return frozenset(named)
 
 
 def another_measure(named: frozenset[int], asked: frozenset[int]) -> bool:
@@ -2054,6 +2062,10 @@ _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
 _CAPITALISED_RE = re.compile(r"(?<=\s)[A-Z][\w'’-]*")   # not the first word
 
 
+# 'much' of 'how much', 'many' of 'how many': the form of the answer, not a word a sentence on it holds
+_HOW_FORM_RE = re.compile(r"\bhow\s+(?:much|many|long|often|old|far)\b", re.I)
+
+
 @dataclass(frozen=True)
 class Question:
     """What the detector takes from a query, once per query."""
@@ -2084,7 +2096,8 @@ class Question:
         if not query:
             return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), "", False)
         said, rank = state_words(tokens(query)), bool(_RANK_QUESTION_RE.search(query))
-        return cls(content_words(query), frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
+        return cls(content_words(_HOW_FORM_RE.sub("how", query)),
+                   frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
@@ -2205,9 +2218,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     # asked how many of a thing, when the document counts it, its other counts are of something else: 'How
     # many nodes?' is not answered by '1,024 GPUs across 128 nodes'
     counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures)
-    # asked for one measure (revenue), when some figure's clause names it, a figure whose clause names only
-    # others (earnings per share) is about those, and so are the revision words of a sentence of such figures
-    measuring = bool(question.measures) and any(m & question.measures for s in chosen for m in s.measures.values())
+    # asked for one measure (revenue), a figure whose clause names only others (net income, earnings per
+    # share) is about those, and so are the revision words of a sentence of such figures
+    measuring = bool(question.measures)
 
     def other_measure(sentence: SentenceClaims, q: Quantity) -> bool:
         return another_measure(sentence.measures.get(q.start, frozenset()), question.measures)
@@ -2518,7 +2531,8 @@ class ConflictDetector:
         # pages as wholes are less alike (two short pages naming two CFOs): a lower gate for them, lower
         # still when one page's answer is named by the other too (a short page's names weigh much in its
         # embedding), or when the question asks a state, which covering sentences hold ('Is /v1/orders
-        # still supported?': an API reference and a changelog are otherwise unalike).
+        # still supported?': an API reference and a changelog are otherwise unalike), or when both state a
+        # figure in one unit (a 2022 hybrid policy and a 2024 return-to-office memo).
         gate = sims >= self.topic_threshold
         covered = np.flatnonzero([covers(question, c) for c in claims])
         if len(covered) > 1:
@@ -2531,6 +2545,9 @@ class ConflictDetector:
                                      for x, y in ((claims[i], claims[j]), (claims[j], claims[i])))   # named by both)
             elif question.states:
                 gate[among] |= sims[among] >= NAMED_TOPIC_THRESHOLD
+            low = (sims[among] >= NAMED_TOPIC_THRESHOLD) & ~gate[among]   # ... or when both state a figure in
+            for i, j in zip(*(covered[x] for x in np.nonzero(low))):      # one unit ('two days a week', 'four
+                gate[i, j] = not claims[i].figures.keys().isdisjoint(claims[j].figures.keys())   # days per week')
         rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
         rows, cols = rows[upper], cols[upper]
@@ -2916,6 +2933,9 @@ def passage_support(context: str, starts: Sequence[int], stated: Sequence[Sequen
     return support
 
 
+_SHARE_QUESTION_RE = re.compile(r"%|\b(?:percent|percentage|share|margin|rate|ratio|yield|growth)\b", re.I)
+
+
 class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
@@ -2984,6 +3004,7 @@ class EmbeddingReader:
         stated: list[list[Quantity] | list[str]] = [[] for _ in spans]   # its answer: figures, or a name's words
         years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
+        sums = bool(asked.measures) and not _SHARE_QUESTION_RE.search(question)   # 'What was revenue?' asks a sum
         for n, (s, e) in enumerate(spans):
             text = said[(s, e)]
             found_contact = next((m for m in _CONTACT_RE.finditer(text) if m.lastgroup in asked_for), None)
@@ -3001,7 +3022,10 @@ class EmbeddingReader:
                                                                query_words, asked.measures)))
                     at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
                     if at >= 0:
-                        answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + _counts(q, counted)
+                        telling = _counts(q, counted) or (   # a sum of money of the measure asked, not '12%'
+                            sums and q.unit.partition("/")[0] in _MONEY_UNITS
+                            and not another_measure(measure_of(text, q), asked.measures))
+                        answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + telling
                         stated[n] = [q]
                         years[n] = max((int(w) for w in figure_qualifiers(text, q) if subject_kind(w) == "year"),
                                        default=None)
@@ -3938,6 +3962,12 @@ class TestQuantities(unittest.TestCase):
     def test_version_labels_and_glued_numbers_are_not_claims(self) -> None:
         self.assertEqual(self.values("API v1.2 and version 2.0 in FY2023 Q4, the 31st"), [])
 
+    def test_a_list_of_figures_is_parts_not_a_whole(self) -> None:
+        self.assertEqual(self.values("Its offices have 120, 80 and 40 employees."), [])
+        self.assertEqual(self.values("Plans cost $5, $10, or $20 per month."), [])
+        self.assertEqual(self.values("It took 2 hours and 30 minutes; revenue was $1,200 and 40 units."),
+                         [(9000.0, "duration"), (1200.0, "$"), (40.0, "unit")])
+
     def test_unicode_minus_and_nbsp(self) -> None:
         self.assertEqual(self.values("fell −3.5% to 10\u00a0000 units"), [(-3.5, "%"), (10000.0, "unit")])
 
@@ -4019,6 +4049,18 @@ class TestDetector(unittest.TestCase):
         text = "Operating income was $176 million on revenue of $1.39 billion; it booked $2M in sales."
         self.assertEqual(list(analyse_sentences(text)[0].measures.values()),
                          [{_MONEY_MEASURES["income"]}, {_MONEY_MEASURES["revenue"]}, {_MONEY_MEASURES["sales"]}])
+        # ... in a page that names no figure of the measure asked too; and, asked a sum, a share is no answer
+        results = "Northwind reported net income of $48.2 million for fiscal 2023, up 12% from the prior year."
+        audit = ("Following an audit, Northwind restated its fiscal 2023 net income to $41.7 million, "
+                 "reflecting a correction in revenue recognition.")
+        revenue = "What was Northwind's revenue for fiscal 2023?"
+        self.assertIsNone(self.pair(results + " Revenue for fiscal 2023 was $612 million.", audit, revenue))
+        self.assertEqual(reader.read(revenue, f"{results} Revenue for fiscal 2023 was $612 million.\n\n{audit}").text,
+                         "$612 million")
+        self.assertEqual(self.pair(results, audit, "What was Northwind's net income for fiscal 2023?").claims_b,
+                         ("$41.7 million",))
+        self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
+        self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
@@ -4623,6 +4665,14 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(detector.detect(api, farther, "Is API v1 still supported?").pairs[0].kind, "state")
         self.assertFalse(detector.detect(api, farthest, "Is API v1 still supported?").has_conflict)
         self.assertFalse(detector.detect(app, farther, "Does the desktop app run on Windows?").has_conflict)
+        # ... and when both state a figure in one unit ('many' of 'how many' is no word a page must hold)
+        office = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+                  (("a", "Employees work from the office two days a week."),
+                   ("b", "All employees are expected in the office four days per week."))]
+        asked = "How many days per week must employees be in the office?"
+        self.assertEqual(detector.detect(office, farther, asked).pairs[0].claims_b, ("four days per week",))
+        self.assertFalse(detector.detect(office, farthest, asked).has_conflict)
+        self.assertFalse(detector.detect(office, farther, "How many days of leave do employees get?").has_conflict)
 
     def test_repeated_sentences_share_a_verdict_but_keep_their_ids(self) -> None:
         texts = (("a", "Revenue was $4.2M."), ("b", "Revenue was $6.8M."), ("c", "Revenue was $4.2M."))
