@@ -1320,6 +1320,24 @@ _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - _ATTRIBUTIVE_SUBJECTS
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
                                     r"|\boff-peak\b", re.I)
 
+# A capitalised name before one of these nouns names one of several: 'the Search API' is not the Upload API,
+# nor 'the Munich office' the Berlin one (qualifier 'search@api', of the kind 'api'). Like the state
+# lexicon, a starting list to extend for one's own domain.
+_NAMED_HEADS = ("api endpoint service plan tier package bundle edition subscription membership card account "
+                "office branch store shop campus site center centre region zone team department division app "
+                "product model line warehouse factory plant hospital clinic school location facility route "
+                "hotel restaurant cluster server database project program programme course event conference").split()
+_NAMED_HEAD_RE = re.compile(rf"(?:^|(?<![\w'’\-])(?:[a-z][a-z'’\-]*[,;:]?|The|A|An|Our|Its|Their|Each|Every|This|That"
+                            rf"|Your|My|No|Any) )([A-Z][\w\-]*) (?i:({'|'.join(_NAMED_HEADS)})s?)\b")
+
+
+def named_subjects(text: str, known: bool = False) -> frozenset[str]:
+    """One of several things a name before a noun of _NAMED_HEADS says: 'the Search API' -> {'search@api'}.
+    A name that is a subject word already ('the Pro plan': 'pro') only when known: a question's 'Upload
+    API' is no Search API, but in a page the subject word says it (a figure's words may not reach the noun)."""
+    return frozenset(f"{m[1].lower()}@{m[2].lower()}" for m in _NAMED_HEAD_RE.finditer(text)
+                     if m[1].lower() not in _STOPWORDS and (known or singular(m[1].lower()) not in _SUBJECT_KINDS))
+
 
 def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
@@ -1338,6 +1356,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
         found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
+    found.update(named_subjects(sentence))
     days = singulars & _WEEKDAYS.keys()               # 'on Saturdays' is about Saturday and the weekend
     found.update(days, ("weekend" if _WEEKDAYS[day] > 5 else "weekday" for day in days))
     return frozenset(found | label_keys(sentence, words))
@@ -1360,6 +1379,8 @@ def subject_kind(qualifier: str) -> str | None:
         return "model:" + qualifier.partition("#")[0]
     if qualifier.startswith("/"):
         return "path"
+    if "@" in qualifier:                               # 'search@api': one of the APIs
+        return "named:" + qualifier.partition("@")[2]
     m = _APART_RE.fullmatch(qualifier)
     return None if m is None else m["label"] or m.lastgroup
 
@@ -2098,7 +2119,8 @@ class Question:
         said, rank = state_words(tokens(query)), bool(_RANK_QUESTION_RE.search(query))
         return cls(content_words(_HOW_FORM_RE.sub("how", query)),
                    frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
-                   initials(tokens(query)), sets_apart(qualifiers(query)), answer_kind(query),
+                   initials(tokens(query)), sets_apart(qualifiers(query)) | named_subjects(query, known=True),
+                   answer_kind(query),
                    content_words(" ".join(_CAPITALISED_RE.findall(query))),
                    _counted_kind(query),
                    bool(_WHERE_QUESTION_RE.search(query)) and not _AMOUNT_QUESTION_RE.search(query)
@@ -4061,6 +4083,26 @@ class TestDetector(unittest.TestCase):
                          ("$41.7 million",))
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
+
+    def test_a_name_before_a_noun_is_one_of_several(self) -> None:
+        asked = "What is the rate limit for the Upload API?"
+        upload = "The Upload API allows 10 requests per minute."
+        search = "The Search API allows 60 requests per minute."
+        self.assertIsNone(self.pair(upload, "We raised the Search API rate limit to 120 requests per minute.", asked))
+        self.assertIsNone(self.pair(search, "We raised the Search API rate limit to 120 requests per minute.", asked))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read(asked, f"{search}\n\n{upload}").text,
+                         "10 requests per minute")
+        berlin = "How many employees work at the Berlin office?"
+        self.assertIsNone(self.pair("The Munich office has 180 employees.", "The Berlin office has 240 employees.",
+                                    berlin))
+        self.assertEqual(self.pair("The Berlin office has 180 employees.", "Our Berlin office has 240 employees.",
+                                   berlin).kind, "numerical")
+        self.assertEqual(self.pair("The SOAP API is available to all customers.",   # the REST API is named too
+                                   "The SOAP API was retired in May; please migrate to the REST API.",
+                                   "Is the SOAP API available?").kind, "state")
+        self.assertEqual(named_subjects("Cafe Coffee Day stores and the Search API"), {"search@api"})   # not a
+        self.assertEqual(named_subjects("the Pro plan"), set())     # brand's last word; a plan word says it itself
+        self.assertEqual(named_subjects("the Pro plan", known=True), {"pro@plan"})   # (but a question's is kept)
 
     def test_a_value_shared_about_another_subject_is_no_agreement(self) -> None:
         found = self.pair("The Starter plan includes 10 GB of storage. The Team plan includes 100 GB.",
