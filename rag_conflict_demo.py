@@ -1352,7 +1352,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
-                     if not _PERIOD_RE.fullmatch(m.group())
+                     if not _PERIOD_RE.fullmatch(m.group()) and singular(m.group().lower()) not in _WEEKDAYS
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
         found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
@@ -2051,6 +2051,15 @@ def asked_bound(question: str) -> str:
     return "" if m is None else ">" if m["low"] else "<"
 
 
+_LIMIT_RE = re.compile(r"\blimit(?:s|ed)?\b", re.I)
+
+
+def stated_bound(sentence: str) -> str:
+    """The bound a sentence states (asked_bound), a limit too: 'The upload limit is 250 MB' states a
+    maximum, as 'up to 1 GB' does."""
+    return asked_bound(sentence) or ("<" if _LIMIT_RE.search(sentence) else "")
+
+
 @functools.cache
 def _persons() -> frozenset[str]:
     """Stems of words for persons (made on first use, as stemming needs PyStemmer)."""
@@ -2255,7 +2264,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                           if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words))
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
-        bound = question.bound if question.bound and asked_bound(sentence.text) == question.bound else ""
+        bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
         for q, qual in sentence.figures + asked:
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q))):
@@ -4084,6 +4093,12 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
 
+    def test_a_weekday_in_the_plural_is_the_weekday(self) -> None:
+        found = self.pair("On Saturdays the store closes at 9 pm.", "New hours: Saturday closing time is now 6 pm.",
+                          "What time does the store close on Saturdays?")
+        self.assertEqual((found.claims_a, found.claims_b), (("9 pm",), ("6 pm",)))
+        self.assertIsNone(self.pair("On Sundays the store closes at 5 pm.", "On Saturdays the store closes at 9 pm."))
+
     def test_a_name_before_a_noun_is_one_of_several(self) -> None:
         asked = "What is the rate limit for the Upload API?"
         upload = "The Upload API allows 10 requests per minute."
@@ -4220,6 +4235,9 @@ class TestDetector(unittest.TestCase):
                          ({"adult"}, {"may"}))      # the verb is no month
         self.assertIsNone(self.pair("Adults may take up to 60 mg of it daily.", "A typical dose is 40 mg.",
                                     "What is the maximum daily dose for adults?"))   # no maximum stated
+        upload = ("The upload limit is now 250 MB.", "Uploads can now be up to 1 GB.")   # a limit is a maximum
+        self.assertEqual(self.pair(*upload, "What is the maximum upload size?").claims_b, ("up to 1 GB",))
+        self.assertIsNone(self.pair(*upload))
         # asked a rank, ordinals are claims ('8th' was no figure at all)
         found = self.pair("The university ranks 8th nationally.", "The university now ranks 5th nationally.",
                           "Where does the university rank nationally?")
