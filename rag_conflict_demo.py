@@ -2967,6 +2967,9 @@ def passage_support(context: str, starts: Sequence[int], stated: Sequence[Sequen
 _SHARE_QUESTION_RE = re.compile(r"%|\b(?:percent|percentage|share|margin|rate|ratio|yield|growth)\b", re.I)
 
 
+_CLOCK_QUESTION_RE = re.compile(r"\btime\b|\bhours\b", re.I)   # 'What time...', 'What are the opening hours?'
+
+
 class EmbeddingReader:
     """Offline extractive reader on the loaded embedder: the candidate span that best matches the question.
 
@@ -3035,7 +3038,8 @@ class EmbeddingReader:
         stated: list[list[Quantity] | list[str]] = [[] for _ in spans]   # its answer: figures, or a name's words
         years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
-        sums = bool(asked.measures) and not _SHARE_QUESTION_RE.search(question)   # 'What was revenue?' asks a sum
+        sums = bool(asked.measures) and not _SHARE_QUESTION_RE.search(question)
+        clock = kind == "moment" and bool(_CLOCK_QUESTION_RE.search(question))   # 'What was revenue?' asks a sum
         for n, (s, e) in enumerate(spans):
             text = said[(s, e)]
             found_contact = next((m for m in _CONTACT_RE.finditer(text) if m.lastgroup in asked_for), None)
@@ -3066,9 +3070,9 @@ class EmbeddingReader:
                 stated[n] = names[0] if names else []  # the first name a sentence gives: most often its subject
                 if present and _DEPARTURE_RE.search(text):   # not one who has left ('X stepped down as CEO')
                     typed[n] = 0
-            elif kind == "moment":                     # a date with its day above a year or a month
-                moments = stated[n] = extract_moments(text)
-                typed[n] = (2 if any(q.unit == "date" for q in moments)
+            elif kind == "moment":                     # a date with its day above a year or a month, or
+                moments = stated[n] = extract_moments(text)   # a time of day when asked one ('What are the
+                typed[n] = (2 if any(q.unit == ("time" if clock else "date") for q in moments)   # office hours?')
                             else int(bool(moments or _PERIOD_RE.search(text))))
             elif kind == "version":
                 stated[n] = extract_versions(text)
@@ -4874,6 +4878,13 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual(resolved.conflict, "RESOLVED", title)
             self.assertIn(want, resolved.context, title)    # the newer document reached the reader
             self.assertEqual(len(resolved.clusters[0].discarded), 1, title)
+
+    def test_reader_asked_hours_takes_times_of_day(self) -> None:
+        context = ("Effective March 1, employees are expected in the office four days per week.\n\n"
+                   "The office is open from 8am to 6pm on weekdays.")
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertIn("8am to 6pm", reader.read("What are the office hours?", context).text)
+        self.assertIn("March 1", reader.read("When does the office policy take effect?", context).text)
 
     def test_reader_takes_the_figure_the_question_asks_for(self) -> None:
         reader = EmbeddingReader(HashingEmbedder())
