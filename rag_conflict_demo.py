@@ -1265,14 +1265,25 @@ def find_states(words: Sequence[str]) -> frozenset[tuple[int, int]]:
     return frozenset(state for states in state_words(words).values() for state in states)
 
 
-_PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth) quarter"
+_PERIOD_RE = re.compile(r"\b(?:(?:19|20)\d{2}|FY\s?\d{2,4}|Q[1-4]|H[12]|(?:first|second|third|fourth)[\s-]quarter"
+                        r"|(?:first|second)[\s-]half"
                         r"|January|February|(?-i:March)|April|(?-i:May)|June|July|August|September|October"
                         r"|November|December)\b", re.I)   # not the verbs: 'adults may take', 'to march'
 # a period that marks when something holds, not what it is about: 'as of March', 'since Jan 1, 2020'; nor the
 # baseline a change is measured against: 'cut by 30% by 2030 compared with 2019'
 _AS_OF_RE = re.compile(r"\b(?:(?:as of|since|effective|starting|beginning|from|until|through|updated"
-                       r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)?"
+                       r"|on|by)\s+(?:the\s+)?(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+"   # 'from May 1, 2024'
+                       r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:[a-z]{3,9}\.?,?\s+)?)?"   # 'from 1 May 2024'
                        r"|(?:compared (?:with|to)|relative to|versus|vs\.?|than)\s+(?:the\s+)?(?:end of\s+)?)$", re.I)
+_PERIOD_SPELLED = {**{f"{n}quarter": f"q{i}" for i, n in enumerate(("first", "second", "third", "fourth"), 1)},
+                   "firsthalf": "h1", "secondhalf": "h2"}
+
+
+def period_key(period: str) -> str:
+    """One spelling of a _PERIOD_RE match: 'first-quarter' and 'Q1' are 'q1', 'FY 2024' is 'fy2024'."""
+    key = re.sub(r"[\s-]", "", period.lower())
+    return _PERIOD_SPELLED.get(key, key)
+
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
@@ -1348,7 +1359,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     found = singulars & _SUBJECT_WORDS
     if not singulars.isdisjoint(_ATTRIBUTIVE_SUBJECTS):
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
-    found.update(m.group().lower().replace(" ", "") for m in _PERIOD_RE.finditer(sentence)
+    found.update(period_key(m.group()) for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
@@ -1414,6 +1425,7 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     20, 2024 to January 10, 2025 is one deadline, not two periods."""
     # characters enough for that many words: a sentence of 10,000 figures stays linear
     reach = 40 * max(before, after)
+    sentence = _as_of_blanked(sentence)               # 'From 1 May 2024, ...': its 'from' may be out of reach
     left_text, right_text = sentence[max(0, q.start - reach):q.start], sentence[q.end:q.end + reach]
     own_text = [re.sub(r"\d", "0", q.text)] if own else []   # its number is no period: '2000 GB'
     # A clause that names what its figure is about says it alone: in 'Basic costs $9, Pro costs $29 and
@@ -1447,6 +1459,13 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
 
 
 _CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def _as_of_blanked(sentence: str) -> str:
+    """sentence with the periods that only say when something holds (_AS_OF_RE) blanked, offsets kept."""
+    return _blanked(sentence, [m for m in _PERIOD_RE.finditer(sentence)
+                               if _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start())])
 
 
 def _clause_of(text: str, q: Quantity) -> str:
@@ -4260,6 +4279,19 @@ class TestDetector(unittest.TestCase):
                           "Children can now get the vaccine from 6 months of age.",
                           "From what age can children get it?")
         self.assertEqual((found.claims_a, found.claims_b), (("5 years",), ("6 months",)))
+
+    def test_a_period_spelled_out_is_the_period(self) -> None:
+        self.assertEqual(qualifiers("first-quarter 2024 revenue") & {"q1", "2024"}, {"q1", "2024"})
+        self.assertIn("q3", qualifiers("in the third quarter"))
+        q1, q2 = "Fabrikam reported first-quarter 2024 revenue of $2.20 billion.", "Q2 2024 revenue was $2.45 billion."
+        self.assertIsNone(self.pair(q1, q2, "What was Fabrikam's Q1 2024 revenue?"))
+        self.assertEqual(self.pair(q1, "Fabrikam's Q1 2024 revenue was restated to $2.05 billion.",
+                                   "What was Fabrikam's Q1 2024 revenue?").claims_a, ("$2.20 billion",))
+        # a date that says from when a figure holds is no subject, however far before it
+        found = self.pair("Employees may claim a daily meal allowance of €35 when travelling for work.",
+                          "From 1 May 2024 the daily meal allowance rises to €45.",
+                          "What is the daily meal allowance?")
+        self.assertEqual((found.claims_a, found.claims_b), (("€35",), ("€45",)))
 
     def test_complementary_subjects_and_periods_are_no_conflict(self) -> None:
         nodes = "How many nodes does the cluster have?"   # counts of other things do not answer it
