@@ -2255,6 +2255,18 @@ def _priced(figures: dict[str, list[tuple[Quantity, frozenset[str]]]],
     return frozenset()
 
 
+def states_asked(sentence: SentenceClaims, question: Question) -> frozenset[tuple[int, int]]:
+    """A sentence's states; when it holds both states of a row, those of its clauses that hold a word of the
+    question: 'telemetry is disabled by default and must be turned on explicitly' is disabled."""
+    rows = {row for row, _ in sentence.states}
+    if len(rows) == len(sentence.states):
+        return sentence.states
+    asked = question.words - question.state_stems
+    said = [find_states(tokens(clause)) for clause in _CLAUSE_BREAK_RE.split(sentence.text)
+            if not asked.isdisjoint(content_words(clause))]
+    return frozenset().union(*said) or sentence.states
+
+
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
                  common: frozenset[str] = frozenset()) -> DocClaims:
     """One document's claims about the question: its chosen sentences' claims, merged; names and dates
@@ -2313,7 +2325,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     return DocClaims(doc_id, tuple(s.text for s in chosen), {u: tuple(f) for u, f in figures.items()},
                      {key: tuple(quals) for key, quals in said.items()}, {u: tuple(f) for u, f in loose.items()},
                      frozenset(said), signals,
-                     frozenset().union(*(s.states for s in chosen)) | _priced(figures, question),
+                     frozenset().union(*(states_asked(s, question) for s in chosen)) | _priced(figures, question),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
                      {u: tuple(f) for u, f in rounded.items()})
 
@@ -4115,6 +4127,14 @@ class TestDetector(unittest.TestCase):
                          ("$41.7 million",))
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
+
+    def test_a_sentence_in_both_states_is_in_the_one_of_its_asked_clause(self) -> None:
+        found = self.pair("Telemetry is enabled by default; you can opt out in settings.",
+                          "Starting with 3.2, telemetry is disabled by default and must be turned on explicitly.",
+                          "Is telemetry enabled by default?")
+        self.assertEqual((found.kind, found.claims_b), ("state", ("disabled",)))
+        self.assertIsNone(self.pair("The pool is open daily.", "The pool is open daily and closed on holidays.",
+                                    "Is the pool open daily?"))
 
     def test_a_weekday_in_the_plural_is_the_weekday(self) -> None:
         found = self.pair("On Saturdays the store closes at 9 pm.", "New hours: Saturday closing time is now 6 pm.",
