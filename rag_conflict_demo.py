@@ -470,15 +470,18 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
         number = number.lower()
         spelt = _ORDINALS.get(number) or _NUMBER_WORDS.get(number)
         keys.add(noun.lower() + (str(spelt) if spelt is not None else re.sub(r"(?<=\d)\D+$", "", number)))
-    keys.update(f"{m['model'].lower()}#{m['number']}" for m in model_matches(text))   # 'aero#5'
+    keys.update(f"{m['model'].lower()}#{m['number']}{m['variant'].replace(' ', '').lower()}"   # 'aero#5', 'pixel#8pro'
+                for m in model_matches(text))
     return keys
 
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
 # number of up to three digits, or a capital letter ('Widget A', 'Vitamin C', first words too; not 'I').
-# Like a label it names a subject ('aero#5', 'widget#a') and claims no amount.
+# Like a label it names a subject ('aero#5', 'widget#a') and claims no amount; a variant after it names another
+# model ('Pixel 8 Pro', 'pixel#8pro', is not the Pixel 8).
 _MODEL_RE = re.compile(r"(?P<model>[A-Z][a-z][A-Za-z]*) (?P<number>\d{1,3}|(?-i:[A-HJ-Z])(?![\w'’]))\b"
-                       r"(?![.,:]\d|\s?(?:%|percent\b|hundred|thousand|million|billion|trillion))")   # 'Acme 3 million
+                       r"(?![.,:]\d|\s?(?:%|percent\b|hundred|thousand|million|billion|trillion))"   # 'Acme 3 million
+                       r"(?P<variant>(?: (?:Pro|Max|Plus|Mini|Ultra|Lite|SE|XL|Air))*)\b")   # 'Pixel 8 Pro'
 _NOT_MODELS = frozenset([*_STOPWORDS, *_LABEL_NOUNS, *_MONTHS, "about", "around", "over", "under", "nearly",
                          "almost", "some", "top", "only"])
 
@@ -4127,6 +4130,13 @@ class TestDetector(unittest.TestCase):
                          ("$41.7 million",))
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
+
+    def test_a_models_variant_is_another_model(self) -> None:
+        base, pro = "The Pixel 8 starts at $699.", "The Pixel 8 Pro starts at $999."
+        self.assertIsNone(self.pair(base, pro, "How much does the Pixel 8 Pro cost?"))
+        self.assertIsNone(self.pair(base, pro, "How much does the Pixel 8 cost?"))
+        self.assertEqual(self.pair(pro, "Google cut the Pixel 8 Pro's price to $899.",
+                                   "How much does the Pixel 8 Pro cost?").claims_b, ("$899",))
 
     def test_a_sentence_in_both_states_is_in_the_one_of_its_asked_clause(self) -> None:
         found = self.pair("Telemetry is enabled by default; you can opt out in settings.",
