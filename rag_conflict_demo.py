@@ -1295,6 +1295,7 @@ _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     small medium large
     first second third fourth fifth
+    primary secondary tertiary
     free paid reduced discounted basic standard plus pro premium enterprise starter team business personal professional
     express economy overnight
     men women boys girls children kids adults seniors students
@@ -4130,6 +4131,12 @@ class TestDetector(unittest.TestCase):
                          ("$41.7 million",))
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
+
+    def test_primary_and_secondary_are_subjects(self) -> None:
+        text = "Primary caregivers receive 16 weeks of paid parental leave; secondary caregivers receive 4 weeks."
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertEqual(reader.read("How much parental leave do secondary caregivers get?", text).text, "4 weeks")
+        self.assertEqual(reader.read("How much parental leave do primary caregivers get?", text).text, "16 weeks")
 
     def test_a_models_variant_is_another_model(self) -> None:
         base, pro = "The Pixel 8 starts at $699.", "The Pixel 8 Pro starts at $999."
