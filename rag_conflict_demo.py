@@ -1058,16 +1058,18 @@ def lowercase_words(text: str) -> frozenset[str]:
 
 
 # words before a name that say its bearer no longer (or only for now) holds the post: 'succeeding Alan Smith',
-# 'defeating incumbent Luis Ortega', 'former CEO Tom Baker', 'interim CFO Joel Park', 'acquired Corvid Labs'
+# 'defeating incumbent Luis Ortega', 'former CEO Tom Baker', 'interim CFO Joel Park', 'acquired Corvid Labs',
+# 'ending Tom Quimby's twelve years'
 # (the name is no answer, as a replaced figure is no claim, unless the question asks for such a one: 'Who did
 # she succeed?', 'Who is the interim CFO?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)|surpass(?:es|ed|ing)?|overt(?:akes?|aking|aken|ook)|dethron(?:es?|ed|ing)"
-                        r"|predecessor|previous|outgoing|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
-# ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down'
+                        r"|end(?:s|ed|ing)|predecessor|previous|outgoing|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
+# ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down', 'after Mark
+# Dalton's departure'
 _LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
-                      r"|stepped\s+down|steps\s+down|step\s+down)\b")
+                      r"|stepped\s+down|steps\s+down|step\s+down|departure|resignation|retirement|exit|ouster)\b")
 
 
 @functools.cache
@@ -1076,7 +1078,7 @@ def _former_stems() -> frozenset[str]:
     holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
                          "previous outgoing incumbent acquire acquired interim acting surpass overtake overtook "
-                         "dethrone")
+                         "dethrone end")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
@@ -4131,6 +4133,15 @@ class TestDetector(unittest.TestCase):
                          ("$41.7 million",))
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
+
+    def test_a_name_whose_tenure_ended_is_no_answer(self) -> None:
+        found = self.pair("Mayor Tom Quimby welcomes you to Springfield.",
+                          "Dana Reyes was sworn in as mayor on Tuesday, ending Tom Quimby's twelve years in office.",
+                          "Who is the mayor of Springfield?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("dana", "reyes")))
+        found = self.pair("Head coach: Mark Dalton.", "The Rovers promoted Ines Carvalho to head coach after Mark "
+                          "Dalton's departure.", "Who is the head coach of the Rovers?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("carvalho", "ines")))
 
     def test_primary_and_secondary_are_subjects(self) -> None:
         text = "Primary caregivers receive 16 weeks of paid parental leave; secondary caregivers receive 4 weeks."
