@@ -2022,7 +2022,8 @@ class DocClaims:
         return frozenset().union(*map(change_subjects, self.sentences))
 
 
-_BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b", re.I)
+_BOUND_QUESTION_RE = re.compile(r"\b(?P<low>minimum|min|at least)\b|\b(?P<high>maximum|max|at most|up to)\b"
+                                r"|^\W*how (?:many|much)\b.*\b(?P<may>can|may)\b", re.I)   # 'how many days can staff'
 
 
 _PRICE_QUESTION_RE = re.compile(r"\b(?:cost|costs|price|priced|fee|fees|charge|charged|pay|free)\b"
@@ -2071,18 +2072,19 @@ def extract_ranks(text: str) -> list[Quantity]:
 
 def asked_bound(question: str) -> str:
     """The hedge of a figure that states the bound a question asks: '>' for a minimum ('at least 16
-    years'), '<' for a maximum ('up to 5 devices'), else ''."""
+    years'), '<' for a maximum ('up to 5 devices', 'How many days a week can staff work from home?'), else
+    ''."""
     m = _BOUND_QUESTION_RE.search(question)
     return "" if m is None else ">" if m["low"] else "<"
 
 
-_LIMIT_RE = re.compile(r"\blimit(?:s|ed)?\b", re.I)
+_MAXIMUM_WORD_RE = re.compile(r"\blimit(?:s|ed)?\b|\b(?:can|may|allowed|permitted)\b", re.I)
 
 
 def stated_bound(sentence: str) -> str:
-    """The bound a sentence states (asked_bound), a limit too: 'The upload limit is 250 MB' states a
-    maximum, as 'up to 1 GB' does."""
-    return asked_bound(sentence) or ("<" if _LIMIT_RE.search(sentence) else "")
+    """The bound a sentence states (asked_bound), a limit or a permission too: 'The upload limit is 250 MB'
+    states a maximum, as 'up to 1 GB' does, and so does 'staff may work from home one day a week'."""
+    return asked_bound(sentence) or ("<" if _MAXIMUM_WORD_RE.search(sentence) else "")
 
 
 @functools.cache
@@ -4306,6 +4308,10 @@ class TestDetector(unittest.TestCase):
                          ({"adult"}, {"may"}))      # the verb is no month
         self.assertIsNone(self.pair("Adults may take up to 60 mg of it daily.", "A typical dose is 40 mg.",
                                     "What is the maximum daily dose for adults?"))   # no maximum stated
+        wfh = ("Staff can work from home up to three days a week.", "Staff may now work from home one day a week.")
+        self.assertEqual(self.pair(*wfh, "How many days a week can staff work from home?").claims_b,
+                         ("one day a week",))              # asked what is allowed, what is permitted is a maximum
+        self.assertIsNone(self.pair(*wfh))
         upload = ("The upload limit is now 250 MB.", "Uploads can now be up to 1 GB.")   # a limit is a maximum
         self.assertEqual(self.pair(*upload, "What is the maximum upload size?").claims_b, ("up to 1 GB",))
         self.assertIsNone(self.pair(*upload))
