@@ -2379,11 +2379,14 @@ def in_unit_of(side: DocClaims, other: DocClaims) -> DocClaims:
     """side with its figures read in the one unit other states, when they are of one unit that says less
     of it: a bare number ('a capacity of 42,000' against '45,500 spectators', 'the headcount is 240'
     against '220 employees') or one per thing ('up to 2 GB per file' against 'a maximum file size of 100
-    MB'). Else side itself."""
+    MB'), or a bare measure against it per time ('not exceed 4,000 mg of it per day' against '3,000 mg per
+    day'). Else side itself."""
     if len(side.figures) != 1 or len(other.figures) != 1:
         return side
     mine, unit = next(iter(side.figures)), next(iter(other.figures))
-    if mine == unit or not says_less(mine) or (mine and mine.partition("/")[0] != unit):
+    measure, _, per = unit.partition("/")
+    daily = mine == measure in _MEASURE_UNITS and per in _SECONDS_PER   # '4,000 mg' against '3,000 mg per day'
+    if mine == unit or not (daily or says_less(mine)) or (mine and not daily and mine.partition("/")[0] != unit):
         return side
 
     def relabel(by_unit: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
@@ -2535,7 +2538,7 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
     unit_ids = {u: n for n, u in enumerate(sorted({u for c in claims for u in c.figures}))}
     units = np.zeros((len(claims), len(unit_ids) // 64 + 1), dtype=np.uint64)   # bit per unit
     less, single = np.zeros(len(claims), dtype=bool), np.zeros(len(claims), dtype=bool)   # see in_unit_of
-    says = {u: says_less(u) for u in unit_ids}
+    says = {u: says_less(u) or u in _MEASURE_UNITS for u in unit_ids}   # (a bare measure against one per day)
     for d, c in enumerate(claims):
         for u in c.figures:
             units[d, unit_ids[u] // 64] |= np.uint64(1 << (unit_ids[u] % 64))
@@ -4312,6 +4315,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair(*wfh, "How many days a week can staff work from home?").claims_b,
                          ("one day a week",))              # asked what is allowed, what is permitted is a maximum
         self.assertIsNone(self.pair(*wfh))
+        found = self.pair("Adults should not exceed 4,000 mg of acetaminophen per day.",   # a dose per day
+                          "Clinicians now recommend a maximum of 3,000 mg per day for adults.",
+                          "What is the maximum daily dose of acetaminophen for adults?")
+        self.assertEqual((found.claims_a, found.claims_b), (("not exceed 4,000 mg",), ("3,000 mg per day",)))
         upload = ("The upload limit is now 250 MB.", "Uploads can now be up to 1 GB.")   # a limit is a maximum
         self.assertEqual(self.pair(*upload, "What is the maximum upload size?").claims_b, ("up to 1 GB",))
         self.assertIsNone(self.pair(*upload))
