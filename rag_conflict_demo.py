@@ -215,41 +215,57 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 _TABLE_LINE_RE = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.M)
+_PIPED_LINE_RE = re.compile(r"^([^|\n]+(?:\|[^|\n]+)+)$", re.M)   # 'a | b', no outer pipes
 _TABLE_RULE_RE = re.compile(r"[\s|:\-]*-{3,}[\s|:\-]*")
 
 
 def table_rows(text: str) -> dict[tuple[int, int], str]:
     """Each data row of a markdown table in text, by its line's span, read with the table's header:
     '| Team | $15 | 1 TB |' under '| Plan | Price | Storage |' -> 'Plan: Team; Price: $15; Storage: 1 TB.'
-    A row alone says nothing of what its figures are; with its header it says it as a sentence does."""
+    A row alone says nothing of what its figures are; with its header it says it as a sentence does.
+    Lines without the outer pipes ('Team | $15 | 1 TB') are a table when two or more in a row have as
+    many cells as the first, which names no figure (a page's 'Home | About | Contact' is one line)."""
     rows: dict[tuple[int, int], str] = {}
     if "|" not in text:                                # a cheap first test: most texts hold no table
         return rows
-    header: list[str] | None = None
-    last_end = -2
-    for m in _TABLE_LINE_RE.finditer(text):
-        cells = [c.strip() for c in m.group(1).split("|")]
-        if m.start() > last_end + 1:                   # a new table: its first line is the header
-            header = cells
-        elif _TABLE_RULE_RE.fullmatch(m.group(1)) is None and header is not None:
-            said = "; ".join(_cell_said(h, c) for h, c in zip(header, cells) if c)
-            rows[(m.start(1) - 1, m.end(1) + 1)] = said + "."
-        last_end = m.end()
+    for pattern in (_TABLE_LINE_RE, _PIPED_LINE_RE):
+        header: list[str] | None = None
+        last_end = -2
+        for m in pattern.finditer(text):
+            cells = [c.strip() for c in m.group(1).split("|")]
+            if pattern is _PIPED_LINE_RE and not all(cells):
+                continue                               # (a markdown line: the first pattern's)
+            if m.start() > last_end + 1 or (pattern is _PIPED_LINE_RE and len(cells) != len(header or ())):
+                header = cells if pattern is _TABLE_LINE_RE or not re.search(r"\d", m.group(1)) else None
+            elif _TABLE_RULE_RE.fullmatch(m.group(1)) is None and header is not None:
+                said = "; ".join(_cell_said(h, c) for h, c in zip(header, cells) if c)
+                rows[m.span(1) if pattern is _PIPED_LINE_RE else (m.start(1) - 1, m.end(1) + 1)] = said + "."
+            last_end = m.end()
     return rows
 
 
 _HEADER_UNIT_RE = re.compile(r"(?P<name>.*\S)\s*\((?P<unit>[^()]{1,15})\)")   # 'Storage (GB)'
 _BARE_NUMBER_RE = re.compile(r"[-−]?\d[\d,.]*")
+_COUNTED_HEADER_RE = re.compile(r"[A-Za-z]+[^sui]s")     # 'Seats', 'Users', 'Hours': what a bare number counts
+_BARE_COUNT_RE = re.compile(r"(?:(?:up to|at most|at least|over|under|about)\s+)?\d[\d,.]*\+?", re.I)
+
+
+def _cell_text(text: str, start: int, end: int, figure: str) -> str:
+    """A figure of a row read by table_rows as its cell writes it: 'up to 500 seats' is 'up to 500' under 'Seats'."""
+    return figure if text.find(figure, start, end) >= 0 else figure.rpartition(" ")[0] or figure
 
 
 def _cell_said(header: str, cell: str) -> str:
     """A cell with its header, a unit the header gives in brackets after a bare number: 'Storage (GB)'
-    and '2000' -> 'Storage: 2000 GB'."""
+    and '2000' -> 'Storage: 2000 GB'; a plural header is what a bare number counts: 'Seats' and 'up to 500'
+    -> 'Seats: up to 500 seats'."""
     if not header:
         return cell
     m = _HEADER_UNIT_RE.fullmatch(header)
     if m and _BARE_NUMBER_RE.fullmatch(cell):
         return f"{m['name']}: {cell} {m['unit']}"
+    if _COUNTED_HEADER_RE.fullmatch(header) and _BARE_COUNT_RE.fullmatch(cell):
+        return f"{header}: {cell} {header.lower()}"
     return f"{header}: {cell}"
 
 
@@ -1909,6 +1925,7 @@ class SentenceClaims:
     states: frozenset[tuple[int, int]]
     question: bool = False                           # it ends with '?': it claims nothing
     lesser: frozenset[str] = frozenset()             # roles it names only with a deputy's word: 'vice chair'
+    row: bool = False                                # a table row read with its header (table_rows)
 
     @functools.cached_property
     def initials(self) -> frozenset[str]:
@@ -1956,7 +1973,7 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
                                        tuple((q, frozenset()) for q in (extract_versions(sentence) if has_digit
                                                                         else ())),
                                        find_signals(words), find_states(words), sentence.rstrip().endswith("?"),
-                                       lesser_roles(words)))
+                                       lesser_roles(words), bool(row)))
     return tuple(analysed)
 
 
@@ -2275,6 +2292,19 @@ def states_asked(sentence: SentenceClaims, question: Question) -> frozenset[tupl
     return frozenset().union(*said) or sentence.states
 
 
+@functools.cache
+def _price_stems() -> frozenset[str]:
+    """Stems of the words a price column is headed by (made on first use: stemming needs PyStemmer)."""
+    return content_words("price prices pricing cost costs fee fees")
+
+
+def _headed(row: SentenceClaims, question: Question) -> tuple[Quantity, ...]:
+    """The figures of a table row under a header that holds a word of the question (a price header, asked
+    a price), if any: 'Price: $15 per user per month' of a row that also holds 'Seats: up to 500 seats'."""
+    asked = question.words | (_price_stems() if question.priced else frozenset())
+    return tuple(q for q, _ in row.figures if not asked.isdisjoint(content_words(_header_of(row.text, q))))
+
+
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
                  common: frozenset[str] = frozenset()) -> DocClaims:
     """One document's claims about the question: its chosen sentences' claims, merged; names and dates
@@ -2304,7 +2334,10 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
+        headed = _headed(sentence, question) if sentence.row else ()
         for q, qual in sentence.figures + asked:
+            if headed and q not in headed:
+                continue                               # a row's Seats, asked its Price
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q))):
                 continue                               # the Starter plan's price, asked about the Team plan
@@ -3097,12 +3130,13 @@ class EmbeddingReader:
                     q = min(found, key=lambda q: (row and query_words.isdisjoint(content_words(_header_of(text, q))),
                                                   _figure_rank(q, text, hits, counted, bound, asked.named,
                                                                query_words, asked.measures)))
-                    at = q.start if not row else context.find(q.text, s, e) - s   # ... and answered from its cells
+                    shown = q.text if not row else _cell_text(context, s, e, q.text)   # ... and answered
+                    at = q.start if not row else context.find(shown, s, e) - s         # from its cells
                     if at >= 0:
                         telling = _counts(q, counted) or (   # a sum of money of the measure asked, not '12%'
                             sums and q.unit.partition("/")[0] in _MONEY_UNITS
                             and not another_measure(measure_of(text, q), asked.measures))
-                        answers[n], typed[n] = (s + at, s + at + len(q.text)), 1 + telling
+                        answers[n], typed[n] = (s + at, s + at + len(shown)), 1 + telling
                         stated[n] = [q]
                         years[n] = max((int(w) for w in figure_qualifiers(text, q) if subject_kind(w) == "year"),
                                        default=None)
@@ -4673,6 +4707,22 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(list(table_rows(gb.format("2000")).values()), ["Plan: Team; Storage: 2000 GB."])
         self.assertEqual(self.pair(gb.format("1000"), gb.format("2000"), q).claims_b, ("2000 GB",))
 
+    def test_lines_of_cells_without_outer_pipes_are_a_table(self) -> None:
+        def table(starter: str, seats: str) -> str:
+            return (f"Plan | Price | Seats\nStarter | {starter} per user per month | up to 10\n"
+                    f"Business | $15 per user per month | {seats}")
+        self.assertEqual(list(table_rows(table("$8", "up to 250")).values()),
+                         ["Plan: Starter; Price: $8 per user per month; Seats: up to 10 seats.",
+                          "Plan: Business; Price: $15 per user per month; Seats: up to 250 seats."])
+        self.assertEqual(table_rows("Home | About | Contact\nWelcome to the 2024 | edition"), {})   # one line each
+        price, seats = "How much does the Business plan cost?", "How many seats does the Business plan allow?"
+        self.assertIsNone(self.pair(table("$8", "up to 250"), table("$10", "up to 500"), price))   # the Seats column
+        self.assertEqual(self.pair(table("$8", "up to 250"), table("$10", "up to 500"), seats).claims_b,
+                         ("up to 500 seats",))
+        self.assertEqual(self.pair(table("$8", "up to 250"), table("$10", "up to 250"),
+                                   "How much does the Starter plan cost?").claims_b, ("$10 per user per month",))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read(seats, table("$8", "up to 500")).text, "up to 500")
+
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
@@ -5325,7 +5375,7 @@ class TestHardening(CLITestCase):
             extract_moments(text)
             extract_versions(text)
             extract_ranks(text)
-            self.assertTrue(all(text[s:e].startswith("|") for s, e in table_rows(text)))   # rows are table lines
+            self.assertTrue(all("|" in text[s:e] for s, e in table_rows(text)))   # rows are table lines
             self.assertLessEqual(len(_cited(text).split()), CITED_TITLE_WORDS)
         detector = ConflictDetector(0.0)
         same_topic = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
