@@ -971,6 +971,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("is_down are_down outage", "operational up_and_running"),   # a status page: not 'down from' or 'down 5%'
         ("paid", "free"),
         ("dead deceased", "alive living"),
+        ("recalled unsafe hazardous", "safe"),
         ("a_sell sell_rating rated_sell strong_sell underperform underweight bearish",   # ratings, not the
          "a_buy buy_rating rated_buy strong_buy outperform overweight bullish"),          # verbs: 'sell
         ("a_hold hold_rating rated_hold", "a_buy buy_rating rated_buy strong_buy"),       # tobacco' is no
@@ -4725,6 +4726,8 @@ class TestDetector(unittest.TestCase):
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
+        self.assertEqual(self.pair("The Model T kettle is safe and quiet.", "The Model T kettle has been recalled "
+                                   "because its base can overheat.").claims_b, ("recalled",))
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("retired",), ("available",)))
         found = self.pair("The concert is sold out.", "Tickets for the concert are still available.")   # phrases
