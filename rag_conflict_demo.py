@@ -767,7 +767,8 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
     text, past = _prepared(text, calendar, words)
     found: list[Quantity] = []
     last_unit_seconds = 0.0                            # of the figure just found, if a duration
-    listed = [m.span() for m in _NUMBER_LIST_RE.finditer(text)] if ", " in text else []
+    listed = ([m.span() for m in _NUMBER_LIST_RE.finditer(text)]
+              if ", " in text and (" and " in text or " or " in text) else [])
     for m in _QUANTITY_RE.finditer(text):
         cur, num, hi, suffix, mag, glued, degrees, pct = m.group(
             "cur", "num", "hi", "suffix", "mag", "glued", "degrees", "pct")
@@ -1361,6 +1362,7 @@ _NAMED_HEADS = ("api endpoint service plan tier package bundle edition subscript
                 "office branch store shop campus site center centre region zone team department division app "
                 "product model line warehouse factory plant hospital clinic school location facility route "
                 "hotel restaurant cluster server database project program programme course event conference").split()
+_HEAD_NOUNS = frozenset(_NAMED_HEADS)
 _NAMED_HEAD_RE = re.compile(rf"(?:^|(?<![\w'’\-])(?:[a-z][a-z'’\-]*[,;:]?|The|A|An|Our|Its|Their|Each|Every|This|That"
                             rf"|Your|My|No|Any) )([A-Z][\w\-]*) (?i:({'|'.join(_NAMED_HEADS)})s?)\b")
 
@@ -1386,11 +1388,12 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:
         found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
-                     if not _PERIOD_RE.fullmatch(m.group()) and singular(m.group().lower()) not in _WEEKDAYS
+                     if not _PERIOD_RE.fullmatch(m.group()) and m.group().lower().rstrip("s") not in _WEEKDAYS
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
         found.update(m.group().lower() for m in _PATH_RE.finditer(sentence))
-    found.update(named_subjects(sentence))
+    if not _HEAD_NOUNS.isdisjoint(singulars):         # (a cheap first test)
+        found.update(named_subjects(sentence))
     days = singulars & _WEEKDAYS.keys()               # 'on Saturdays' is about Saturday and the weekend
     found.update(days, ("weekend" if _WEEKDAYS[day] > 5 else "weekday" for day in days))
     return frozenset(found | label_keys(sentence, words))
