@@ -2004,17 +2004,22 @@ def lesser_roles(words: Sequence[str]) -> frozenset[str]:
 _CHANGE_WORDS = frozenset(max(w.split(), key=len) for w in (*_STATE_OF_WORD, *_REVISION_TOKENS))
 
 
+_CONTRAST_RE = re.compile(r";\s|\s(?:but|while|whereas)\s", re.I)
+
+
 def change_subjects(sentence: str) -> frozenset[str]:
     """What the sentence's state and revision words are about: the subjects that set facts apart
     (sets_apart: plans, audiences, labels) and the weekdays among the 8 words before and 3 after each,
     not periods, which tell when a state held ('open in 2022', 'closed since 2024'), nor names, which may
-    be who says it ('Analyst Smith rates it a buy'): 'The Basic plan was retired' -> {'basic'}."""
-    words = tokens(sentence)
+    be who says it ('Analyst Smith rates it a buy'), within the part of the sentence before or after a ';'
+    or a 'but': 'The Basic plan was retired' -> {'basic'}."""
     found: set[str] = set()
-    for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
-        near = words[max(0, at - 8):at + 4]
-        found |= {singular(w) for w in near} & _WEEKDAYS.keys()
-        found |= {q for q in subjects_named(" ".join(near)) if subject_kind(q) not in ("year", "fy", "quarter")}
+    for part in _CONTRAST_RE.split(sentence):         # 'X is no longer available; Y is unaffected'
+        words = tokens(part)
+        for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
+            near = words[max(0, at - 8):at + 4]
+            found |= {singular(w) for w in near} & _WEEKDAYS.keys()
+            found |= {q for q in subjects_named(" ".join(near)) if subject_kind(q) not in ("year", "fy", "quarter")}
     return frozenset(found)
 
 
@@ -4726,6 +4731,13 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair(table("$8", "up to 250"), table("$10", "up to 250"),
                                    "How much does the Starter plan cost?").claims_b, ("$10 per user per month",))
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read(seats, table("$8", "up to 500")).text, "up to 500")
+
+    def test_a_change_is_about_the_subjects_of_its_part_of_the_sentence(self) -> None:
+        ios = ("The iOS app is available on the App Store.",
+               "The Android app is no longer available; the iOS app is unaffected.")
+        self.assertIsNone(self.pair(*ios, "Is the iOS app available?"))
+        self.assertEqual(self.pair("The Android app is available.", ios[1], "Is the Android app available?").kind,
+                         "state")
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
