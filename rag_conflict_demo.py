@@ -1077,13 +1077,14 @@ def lowercase_words(text: str) -> frozenset[str]:
 
 # words before a name that say its bearer no longer (or only for now) holds the post: 'succeeding Alan Smith',
 # 'defeating incumbent Luis Ortega', 'former CEO Tom Baker', 'interim CFO Joel Park', 'acquired Corvid Labs',
-# 'ending Tom Quimby's twelve years'
+# 'ending Tom Quimby's twelve years', 'taking over from Martin Cole'
 # (the name is no answer, as a replaced figure is no claim, unless the question asks for such a one: 'Who did
 # she succeed?', 'Who is the interim CFO?')
 _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?:s|ed|ing)|unseat(?:s|ed|ing)"
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)|surpass(?:es|ed|ing)?|overt(?:akes?|aking|aken|ook)|dethron(?:es?|ed|ing)"
-                        r"|end(?:s|ed|ing)|predecessor|previous|outgoing|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
+                        r"|end(?:s|ed|ing)|(?:tak(?:es|ing|en)|took)\s+over\s+from|predecessor|previous|outgoing"
+                        r"|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
 # ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down', 'after Mark
 # Dalton's departure'
 _LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
@@ -1096,7 +1097,7 @@ def _former_stems() -> frozenset[str]:
     holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
                          "previous outgoing incumbent acquire acquired interim acting surpass overtake overtook "
-                         "dethrone end")
+                         "dethrone end take took")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
@@ -2367,8 +2368,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                                                                   and s.text not in aside))
                         if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
-    if asked_contacts(query_words):                  # 'What is the support e-mail address?'
-        names |= frozenset().union(*(contacts(s.text) for s in chosen))
+    if kinds := asked_contacts(query_words):         # 'What is the support e-mail address?' (asked the
+        names |= frozenset(c for s in chosen for c in contacts(s.text)   # phone, an e-mail is no answer)
+                           if c.partition(":")[0] in kinds)
     if asks == "name" and not query_words.isdisjoint(label_stems()):   # 'Which gate...?': 'gate B14' answers
         names |= frozenset(f"{m['noun'].lower()}:{m['id'].lower()}" for s in chosen
                            for m in _ANSWER_LABEL_RE.finditer(s.text) if stem(m["noun"]) in query_words)
@@ -4190,6 +4192,13 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Head coach: Mark Dalton.", "The Rovers promoted Ines Carvalho to head coach after Mark "
                           "Dalton's departure.", "Who is the head coach of the Rovers?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("carvalho", "ines")))
+        found = self.pair("The head of HR is Martin Cole.", "Grace Obi joined as head of HR in March, taking over "
+                          "from Martin Cole.", "Who is the head of HR?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("grace", "obi")))
+        phone = ("The support phone number is +1 555 0100; the support e-mail is support@fabrikam.com.",
+                 "The support phone number is +1 555 0100; the support e-mail is now help@fabrikam.io.")
+        self.assertIsNone(self.pair(*phone, "What is the support phone number?"))   # asked the phone, not the
+        self.assertEqual(self.pair(*phone, "What is the support e-mail?").kind, "entity")   # e-mail
 
     def test_primary_and_secondary_are_subjects(self) -> None:
         text = "Primary caregivers receive 16 weeks of paid parental leave; secondary caregivers receive 4 weeks."
