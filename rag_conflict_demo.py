@@ -381,7 +381,12 @@ _FROM_TO_RE = re.compile(rf"(\bfrom\s+{_FIRST_FIGURE}(?:in\s+(?:19|20)\d\d\s+)?)
 _BETWEEN_RE = re.compile(rf"\bbetween\s+{_FIRST_FIGURE}(and)\s+(?=[$€£¥]?\d)", re.I)   # 'between 5 and 7 days'
 # 'every 30 minutes' and 'every hour' say how often, an interval: not how long something lasts ('a 30-minute ride')
 _EVERY_RE = re.compile(r"\bevery\s+$", re.I)
-_EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b", re.I)
+_EVERY_ADVERBS = {adverb: _SECONDS_PER[unit] * n for adverb, unit, n in (   # seconds between two times
+    ("hourly", "hour", 1), ("daily", "day", 1), ("weekly", "week", 1), ("biweekly", "week", 2),
+    ("fortnightly", "week", 2), ("monthly", "month", 1), ("yearly", "year", 1), ("annually", "year", 1))}
+_EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b"
+                            rf"|\b(?P<adverb>{'|'.join(_EVERY_ADVERBS)})\b(?=\s*(?:[.,;:!?)]|$|\s(?:on|at|in|from|by"
+                            r"|and|or|until|for|to|with|via|into)\b))", re.I)   # 'paid monthly, on the last day' 
 _LIST_ITEM = r"[$€£¥]?\d[\d.,]*(?:\s?%|\s?[A-Za-z]{1,3}\b)?"   # '120', '$10', '20 GB', '5%'
 _NUMBER_LIST_RE = re.compile(rf"{_LIST_ITEM}(?:,\s+{_LIST_ITEM})+,?\s+(?:and|or)\s+{_LIST_ITEM}")   # '120, 80 and 40'
 _RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
@@ -831,12 +836,13 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
             start, key, hedge, value = last.start, (last.key, key), last.hedge, last.value
         found.append(Quantity(value, unit_key, written[start:end].strip(), start, end, key, hedge))
         last_unit_seconds = seconds if high is None and unit_key == "duration" else 0.0
-    if "very " in text:                                # 'every hour': an interval of one (two: 'every other day'),
-        spans = [(q.start, q.end) for q in found]      # unless it is a figure's rate ('$10 every month')
-        for m in _EVERY_UNIT_RE.finditer(text):
+    if "very " in text or "ly" in text:               # 'every hour': an interval of one (two: 'every other day'),
+        spans = [(q.start, q.end) for q in found]      # unless it is a figure's rate ('$10 every month');
+        for m in _EVERY_UNIT_RE.finditer(text):        # 'paid monthly', 'billed annually' (not 'a monthly fee')
             if not any(s <= m.start() < e or (e <= m.start() and _PAST_GAP_RE.fullmatch(text, e, m.start()))
                        for s, e in spans):
-                value = _SECONDS_PER[m["unit"].lower()] * (2 if m["other"] else 1)
+                value = (_SECONDS_PER[m["unit"].lower()] * (2 if m["other"] else 1) if m["unit"]
+                         else _EVERY_ADVERBS[m["adverb"].lower()])
                 found.append(Quantity(value, "interval", m.group(), m.start(), m.end(), value))
         found.sort(key=lambda q: q.start)
     return found
@@ -1970,7 +1976,8 @@ def analyse_sentences(text: str) -> tuple[SentenceClaims, ...]:
         calendar = (list(_CALENDAR_RE.finditer(sentence)) if has_digit or not _MOMENT_WORDS.isdisjoint(words)
                     else [])                          # one scan for dates, shared by the two extractors
         figures = (extract_quantities(sentence, calendar, words)
-                   if has_digit or "every" in words or any(w in _NUMBER_WORDS for w in words) else [])
+                   if has_digit or "every" in words or any(w in _NUMBER_WORDS or w in _EVERY_ADVERBS for w in words)
+                   else [])
         moments = extract_moments(sentence, calendar) if has_digit or calendar else []
         analysed.append(SentenceClaims(sentence, content_words(words),
                                        tuple((q, figure_qualifiers(sentence, q)) for q in figures),
@@ -4051,6 +4058,8 @@ class TestQuantities(unittest.TestCase):
                          [(1800.0, "interval"), (3600.0, "interval"), (172800.0, "interval"), (1800.0, "duration")])
         self.assertEqual(self.values("$10 every month; 100 requests every minute"),
                          [(10.0, "$"), (100.0, "request/minute")])
+        self.assertEqual(self.values("Staff are paid monthly, on the 28th; backups run biweekly. A weekly fee of $5."),
+                         [(2629800.0, "interval"), (1209600.0, "interval"), (5.0, "$")])   # not an adjective
         # a second rate is shown with the figure, and its unit is the first's
         self.assertEqual([(q.text, q.unit) for q in extract_quantities("$12 per user per month, $9/month/seat")],
                          [("$12 per user per month", "$/user"), ("$9/month/seat", "$/month")])
@@ -4136,6 +4145,9 @@ class TestDetector(unittest.TestCase):
                          ["$420 million", "5 GB", "300 requests per minute"])   # a magnitude or unit before 'to'
         self.assertEqual(self.pair("The ferry runs every hour.", "The ferry now runs every 30 minutes.",
                                    "How often does the ferry run?").claims_a, ("every hour",))
+        self.assertEqual(self.pair("Employees are paid monthly, on the last working day.",
+                                   "From April, employees are paid every two weeks.",
+                                   "How often are employees paid?").claims_a, ("monthly",))
         self.assertIsNone(self.pair("For Q2 we expect revenue between $390 million and $420 million.",
                                     "Q2 revenue was $410 million, within the guidance range.", "What was Q2 revenue?"))
 
