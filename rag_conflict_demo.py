@@ -3057,7 +3057,7 @@ def passage_support(context: str, starts: Sequence[int], stated: Sequence[Sequen
     return support
 
 
-_SHARE_QUESTION_RE = re.compile(r"%|\b(?:percent|percentage|share|margin|rate|ratio|yield|growth)\b", re.I)
+_SHARE_QUESTION_RE = re.compile(r"%|\b(?:percent|percentage|(?<!per )share|margin|rate|ratio|yield|growth)\b", re.I)
 
 
 _CLOCK_QUESTION_RE = re.compile(r"\btime\b|\bhours\b", re.I)   # 'What time...', 'What are the opening hours?'
@@ -3131,8 +3131,8 @@ class EmbeddingReader:
         stated: list[list[Quantity] | list[str]] = [[] for _ in spans]   # its answer: figures, or a name's words
         years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
         asked_for = asked_contacts(query_words)        # 'What is the support e-mail?': the address answers
-        sums = bool(asked.measures) and not _SHARE_QUESTION_RE.search(question)
-        clock = kind == "moment" and bool(_CLOCK_QUESTION_RE.search(question))   # 'What was revenue?' asks a sum
+        share = bool(_SHARE_QUESTION_RE.search(question))   # 'What was revenue?' asks a sum, 'the margin?' a share
+        clock = kind == "moment" and bool(_CLOCK_QUESTION_RE.search(question))   # 'What time...?' a time of day
         for n, (s, e) in enumerate(spans):
             text = said[(s, e)]
             found_contact = next((m for m in _CONTACT_RE.finditer(text) if m.lastgroup in asked_for), None)
@@ -3151,9 +3151,9 @@ class EmbeddingReader:
                     shown = q.text if not row else _cell_text(context, s, e, q.text)   # ... and answered
                     at = q.start if not row else context.find(shown, s, e) - s         # from its cells
                     if at >= 0:
-                        telling = _counts(q, counted) or (   # a sum of money of the measure asked, not '12%'
-                            sums and q.unit.partition("/")[0] in _MONEY_UNITS
-                            and not another_measure(measure_of(text, q), asked.measures))
+                        telling = _counts(q, counted) or (   # of the measure asked, a sum ('$612 million', not
+                            bool(asked.measures) and not another_measure(measure_of(text, q), asked.measures)
+                            and (q.unit == "%" if share else q.unit.partition("/")[0] in _MONEY_UNITS))   # '12%')
                         answers[n], typed[n] = (s + at, s + at + len(shown)), 1 + telling
                         stated[n] = [q]
                         years[n] = max((int(w) for w in figure_qualifiers(text, q) if subject_kind(w) == "year"),
@@ -4193,6 +4193,10 @@ class TestDetector(unittest.TestCase):
                          "$612 million")
         self.assertEqual(self.pair(results, audit, "What was Northwind's net income for fiscal 2023?").claims_b,
                          ("$41.7 million",))
+        margin = ("Vandelay Industries reported preliminary third-quarter revenue of $842 million. Gross margin was "
+                  "41%.\n\nEarnings per share were $0.78; the 401(k) match is 4%.")
+        self.assertEqual(reader.read("What was Vandelay's gross margin in the third quarter?", margin).text, "41%")
+        self.assertEqual(reader.read("What were Vandelay's earnings per share?", margin).text, "$0.78")
         self.assertEqual(measures_named("the quarterly dividend per share"), {_MONEY_MEASURES["dividend"]})
         self.assertEqual(measures_named("$1.20 per share"), {_MONEY_MEASURES["eps"]})
 
