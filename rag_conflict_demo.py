@@ -236,6 +236,7 @@ def table_rows(text: str) -> dict[tuple[int, int], str]:
             if pattern is _PIPED_LINE_RE and not all(cells):
                 continue                               # (a markdown line: the first pattern's)
             if m.start() > last_end + 1 or (pattern is _PIPED_LINE_RE and len(cells) != len(header or ())):
+                # a new table: its first line is the header (one without outer pipes names no figure)
                 header = cells if pattern is _TABLE_LINE_RE or not re.search(r"\d", m.group(1)) else None
             elif _TABLE_RULE_RE.fullmatch(m.group(1)) is None and header is not None:
                 said = "; ".join(_cell_said(h, c) for h, c in zip(header, cells) if c)
@@ -386,7 +387,7 @@ _EVERY_ADVERBS = {adverb: _SECONDS_PER[unit] * n for adverb, unit, n in (   # se
     ("fortnightly", "week", 2), ("monthly", "month", 1), ("yearly", "year", 1), ("annually", "year", 1))}
 _EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b"
                             rf"|\b(?P<adverb>{'|'.join(_EVERY_ADVERBS)})\b(?=\s*(?:[.,;:!?)]|$|\s(?:on|at|in|from|by"
-                            r"|and|or|until|for|to|with|via|into)\b))", re.I)   # 'paid monthly, on the last day' 
+                            r"|and|or|until|for|to|with|via|into)\b))", re.I)   # 'paid monthly, on the last day'
 _LIST_ITEM = r"[$€£¥]?\d[\d.,]*(?:\s?%|\s?[A-Za-z]{1,3}\b)?"   # '120', '$10', '20 GB', '5%'
 _NUMBER_LIST_RE = re.compile(rf"{_LIST_ITEM}(?:,\s+{_LIST_ITEM})+,?\s+(?:and|or)\s+{_LIST_ITEM}")   # '120, 80 and 40'
 _RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
@@ -2437,7 +2438,8 @@ def in_unit_of(side: DocClaims, other: DocClaims) -> DocClaims:
     mine, unit = next(iter(side.figures)), next(iter(other.figures))
     measure, _, per = unit.partition("/")
     daily = mine == measure in _MEASURE_UNITS and per in _SECONDS_PER   # '4,000 mg' against '3,000 mg per day'
-    if mine == unit or not (daily or says_less(mine)) or (mine and not daily and mine.partition("/")[0] != unit):
+    fits = daily or (says_less(mine) and (not mine or mine.partition("/")[0] == unit))
+    if mine == unit or not fits:
         return side
 
     def relabel(by_unit: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
