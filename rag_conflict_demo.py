@@ -1315,6 +1315,7 @@ def period_key(period: str) -> str:
     key = re.sub(r"[\s-]", "", period.lower())
     return _PERIOD_SPELLED.get(key, key)
 
+
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
