@@ -1013,6 +1013,7 @@ _AMOUNT_QUESTION_RE = re.compile(
     re.I)                                              # not 'full time', 'part time'
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
 _COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
+_COUNTED_UNIT_RE = re.compile(r"\bhow many\s+([a-z]+)(?:\s+([a-z]+))?", re.I)
 _MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
 # Words of a question that name what its answer measures, and the units that can measure it: asked how much
 # storage a plan includes, its price is no answer ('$25 per month and 100 GB of storage'). (Not money: 'What
@@ -1030,11 +1031,12 @@ _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many day
 
 
 def _counted_kind(question: str) -> str:
-    """'' for no how-many question; 'units' when it counts days, hours, kilometres...; else 'things'."""
+    """'' for no how-many question; 'units' when it counts days, hours, kilometres... (its first or second
+    word: 'how many remote days'); else 'things'."""
     if not _HOW_MANY_RE.search(question):
         return ""
-    m = _COUNTED_RE.search(question)
-    return "units" if m and singular(m.group(1).lower()) in _UNIT_NOUNS else "things"
+    m = _COUNTED_UNIT_RE.search(question)
+    return "units" if m and {singular(w.lower()) for w in m.groups() if w} & _UNIT_NOUNS else "things"
 
 
 _WHERE_QUESTION_RE = re.compile(r"^\W*where\b|\b(?:location|venue|address|headquarter(?:s|ed)?)\b", re.I)
@@ -1351,6 +1353,7 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     fulltime parttime
     oncampus offcampus
     peak offpeak
+    sandbox staging production
 """.strip().splitlines()) for w in line.split()}
 # ... these only before a plan or a price ('the paid tier', against the free one; 'the reduced rate', against the
 # standard one): 'is now paid' is a state, 'was reduced to $5' a change
@@ -2215,10 +2218,12 @@ class Question:
         return not (self.named and asked) or not asked.isdisjoint(words)
 
     def takes(self, q: Quantity) -> bool:
-        """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, nor 'Where?' by any."""
+        """Whether a figure can answer it: 'How many employees?' is not answered by $6.8M, 'over 40 years' or
+        '3 days a week', nor 'Where?' by any, nor 'How much storage?' by a price."""
+        measure = q.unit.partition("/")[0]
         return not (self.place or (self.counts and q.unit in _NOT_COUNTS)
-                    or (self.counts == "things" and q.unit in _MEASURE_UNITS)   # 'over 40 years' counts no novels
-                    or (self.units and q.unit.partition("/")[0] not in self.units))   # storage: no price
+                    or (self.counts == "things" and (q.unit in _MEASURE_UNITS or measure in _SECONDS_PER))
+                    or (self.units and measure not in self.units))
 
 
 def covers(question: Question, claims: DocClaims) -> bool:
@@ -4218,6 +4223,20 @@ class TestDetector(unittest.TestCase):
                  "The support phone number is +1 555 0100; the support e-mail is now help@fabrikam.io.")
         self.assertIsNone(self.pair(*phone, "What is the support phone number?"))   # asked the phone, not the
         self.assertEqual(self.pair(*phone, "What is the support e-mail?").kind, "entity")   # e-mail
+
+    def test_sandbox_and_production_are_subjects(self) -> None:
+        quotas = ("Sandbox keys are limited to 50 calls per hour. Production keys are limited to 5,000 calls per hour.",
+                  "We raised the sandbox quota to 200 calls per hour. Production quotas are unchanged.")
+        self.assertIsNone(self.pair(*quotas, "What is the quota for production keys?"))
+        self.assertEqual(self.pair(*quotas, "What is the quota for sandbox keys?").claims_b, ("200 calls per hour",))
+
+    def test_a_count_of_things_takes_no_days_a_week(self) -> None:
+        self.assertEqual((Question.of("How many remote days per week are allowed?").counts,
+                          Question.of("How many employees does Adatum have?").counts), ("units", "things"))
+        context = ("Adatum staff are expected in the office at least three days a week.\n\n"
+                   "Adatum's headcount reached 12,300.")
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How many employees does Adatum have?", context).text,
+                         "12,300")
 
     def test_primary_and_secondary_are_subjects(self) -> None:
         text = "Primary caregivers receive 16 weeks of paid parental leave; secondary caregivers receive 4 weeks."
