@@ -291,10 +291,15 @@ def _shorten(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+_IRREGULAR_PLURALS = {"children": "child", "men": "man", "women": "woman", "people": "person"}
+
+
 @functools.lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     """Crude singular, for unit words: 'employees' -> 'employee', 'policies' -> 'policy', 'branches' ->
-    'branch', 'class' stays."""
+    'branch', 'children' -> 'child', 'class' stays."""
+    if word in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[word]
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("ches", "shes", "xes")) and len(word) > 4:
@@ -4237,6 +4242,13 @@ class TestDetector(unittest.TestCase):
                    "Adatum's headcount reached 12,300.")
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How many employees does Adatum have?", context).text,
                          "12,300")
+
+    def test_children_are_a_child_s_subject(self) -> None:
+        zoo = ("Adult tickets cost $20 and child tickets cost $8.", "Adult tickets now cost $24.")
+        self.assertIsNone(self.pair(*zoo, "How much is a child ticket?"))
+        self.assertEqual(self.pair(*zoo, "How much is an adult ticket?").claims_b, ("$24",))
+        self.assertEqual([singular(w) for w in ("children", "women", "people", "branches")],
+                         ["child", "woman", "person", "branch"])
 
     def test_primary_and_secondary_are_subjects(self) -> None:
         text = "Primary caregivers receive 16 weeks of paid parental leave; secondary caregivers receive 4 weeks."
