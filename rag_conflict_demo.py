@@ -1360,13 +1360,15 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     peak offpeak
     sandbox staging production
 """.strip().splitlines()) for w in line.split()}
-# ... these only before a plan or a price ('the paid tier', against the free one; 'the reduced rate', against the
-# standard one): 'is now paid' is a state, 'was reduced to $5' a change
-_ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted"})
+_SUBJECT_KINDS["base"] = _SUBJECT_KINDS["basic"]   # the base model, of the plans' kind (a line holds no more)
+# ... these only before a plan, a price or a model ('the paid tier', against the free one; 'the reduced rate',
+# against the standard one; 'the base model', against the Pro): 'is now paid' is a state, 'was reduced to $5' a
+# change, 'the customer base' no subject
+_ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted", "base"})
 _ATTRIBUTIVE_SUBJECT_RE = re.compile(rf"\b({'|'.join(sorted(_ATTRIBUTIVE_SUBJECTS))})\s+"
                                      r"(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"   # 'the reduced VAT rate'
                                      r"(?:tier|plan|version|edition|subscription|account|membership|customer|user"
-                                     r"|subscriber|rate|fare|price|fee|ticket)s?\b", re.I)
+                                     r"|subscriber|rate|fare|price|fee|ticket|model|configuration)s?\b", re.I)
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - _ATTRIBUTIVE_SUBJECTS
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
@@ -4242,6 +4244,13 @@ class TestDetector(unittest.TestCase):
                    "Adatum's headcount reached 12,300.")
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How many employees does Adatum have?", context).text,
                          "12,300")
+
+    def test_the_base_model_is_a_subject(self) -> None:
+        ssd = ("The base model ships with a 256 GB SSD; the Pro model has a 1 TB SSD.",
+               "The base model now ships with a 512 GB SSD. The Pro model keeps its 1 TB SSD.")
+        self.assertIsNone(self.pair(*ssd, "How big is the SSD on the Pro model?"))
+        self.assertEqual(self.pair(*ssd, "How big is the SSD on the base model?").claims_b, ("512 GB",))
+        self.assertEqual(qualifiers("our customer base grew", proper=False), set())
 
     def test_children_are_a_child_s_subject(self) -> None:
         zoo = ("Adult tickets cost $20 and child tickets cost $8.", "Adult tickets now cost $24.")
