@@ -2450,8 +2450,8 @@ def in_unit_of(side: DocClaims, other: DocClaims) -> DocClaims:
         return side
     mine, unit = next(iter(side.figures)), next(iter(other.figures))
     measure, _, per = unit.partition("/")
-    daily = mine == measure in _MEASURE_UNITS and per in _SECONDS_PER   # '4,000 mg' against '3,000 mg per day'
-    fits = daily or (says_less(mine) and (not mine or mine.partition("/")[0] == unit))
+    per_time = mine == measure in _MEASURE_UNITS and per in _SECONDS_PER   # '4,000 mg' against '3,000 mg per day'
+    fits = per_time or (says_less(mine) and (not mine or mine.partition("/")[0] == unit))
     if mine == unit or not fits:
         return side
 
