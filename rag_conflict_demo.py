@@ -970,7 +970,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
          "available supported offered active maintained"),
         ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
         ("closed shut", "open opened reopened"),
-        ("disabled turned_off switched_off", "enabled turned_on switched_on"),
+        ("disabled turned_off switched_off is_off are_off", "enabled turned_on switched_on"),
         ("cancelled canceled postponed called_off", "scheduled confirmed"),
         ("unavailable sold_out out_of_stock", "available in_stock"),
         ("suspended paused out_of_service", "resumed active running operating in_service"),
@@ -2036,6 +2036,8 @@ def change_subjects(sentence: str) -> frozenset[str]:
     found: set[str] = set()
     for part in _CONTRAST_RE.split(sentence):         # 'X is no longer available; Y is unaffected'
         words = tokens(part)
+        if "/" in part and not _CHANGE_WORDS.isdisjoint(words):   # a path, which tokens() takes apart
+            found |= {m.group().lower() for m in _PATH_RE.finditer(part)}
         for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
             near = words[max(0, at - 8):at + 4]
             found |= {singular(w) for w in near} & _WEEKDAYS.keys()
@@ -4799,6 +4801,16 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(self.pair(table("$8", "up to 250"), table("$10", "up to 250"),
                                    "How much does the Starter plan cost?").claims_b, ("$10 per user per month",))
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read(seats, table("$8", "up to 500")).text, "up to 500")
+
+    def test_off_by_default_and_a_deprecated_path(self) -> None:
+        found = self.pair("Dark mode is off by default; turn it on in Settings.",
+                          "Dark mode is now enabled by default for new users.", "Is dark mode on by default?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b), ("state", ("is off",), ("enabled",)))
+        users = ("The /v2/users endpoint is supported and recommended.",
+                 "The /v1/users endpoint is deprecated; use /v2/users instead.")
+        self.assertIsNone(self.pair(*users, "Is the /v2/users endpoint supported?"))   # the change is v1's
+        self.assertEqual(self.pair("The /v1/users endpoint is supported.", users[1],
+                                   "Is the /v1/users endpoint still supported?").kind, "state")
 
     def test_a_change_is_about_the_subjects_of_its_part_of_the_sentence(self) -> None:
         ios = ("The iOS app is available on the App Store.",
