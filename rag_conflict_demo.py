@@ -1004,7 +1004,8 @@ _ENTITY_QUESTION_RE = re.compile(r"\b(?:who|whom|whose|which|where|in what)\b"  
 _WHEN_QUESTION_RE = re.compile(r"^\W*when\b|\b(?:date|deadline)s?\b"     # ... 'what was the hottest year'
                                r"|\bwhat (?:(?:is|was) the (?:[\w'’-]+ ){0,3}?)?(?<!last )(?<!next )(?<!this )(?<!per )"
                                r"(?:(?:date|year|day|month)s?|(?:(?<=the )|(?<=what )|(?<=start )|(?<=end )"
-                               r"|(?<=opening )|(?<=closing )|(?<=departure )|(?<=arrival )|(?<=meeting ))time)\b"
+                               r"|(?<=opening )|(?<=closing )|(?<=departure )|(?<=arrival )|(?<=meeting )|(?<=cutoff )"
+                               r"|(?<=cut-off )|(?<=check-in )|(?<=checkout )|(?<=check-out )|(?<=boarding ))time)\b"
                                r"|\bwhat (?:are|were) (?:the |its |their |your )?(?:[\w'’-]+ ){0,3}?hours\b"
                                r"|\bhours of (?:operation|business|service)\b", re.I)
 
@@ -5126,6 +5127,12 @@ class TestPipeline(unittest.TestCase):
         reader = EmbeddingReader(HashingEmbedder())
         self.assertIn("8am to 6pm", reader.read("What are the office hours?", context).text)
         self.assertIn("March 1", reader.read("When does the office policy take effect?", context).text)
+        cutoff = "What is the order cutoff time for next-day delivery?"   # a time of day, as 'closing time' is
+        self.assertEqual((answer_kind(cutoff), answer_kind("What is the response time?")), ("moment", ""))
+        found = ConflictDetector()._pair_conflict_reason(
+            claims_of("Order by 4 pm for next-day delivery.", cutoff, "a"),
+            claims_of("The cutoff for next-day delivery is now 2 pm.", cutoff, "b"), 0.9)
+        self.assertEqual((found.claims_a, found.claims_b), (("4 pm",), ("2 pm",)))
 
     def test_reader_takes_the_figure_the_question_asks_for(self) -> None:
         reader = EmbeddingReader(HashingEmbedder())
