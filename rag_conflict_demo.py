@@ -1018,8 +1018,8 @@ _AMOUNT_QUESTION_RE = re.compile(
     r"|rent|fare|premium|copay|deductible|debt|loss|sales|headcount|yield|(?<!full )(?<!part )time|duration|delay)s?\b",
     re.I)                                              # not 'full time', 'part time'
 _HOW_MANY_RE = re.compile(r"\bhow many\b", re.I)
-_COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)", re.I)   # what it counts: 'how many employees'
-_COUNTED_UNIT_RE = re.compile(r"\bhow many\s+([a-z]+)(?:\s+([a-z]+))?", re.I)
+# what a how-many / how-much question counts, its first word and the next: 'how many employees', 'remote days'
+_COUNTED_RE = re.compile(r"\bhow (?:many|much)\s+([a-z]+)(?:\s+([a-z]+))?", re.I)
 _MONEY_UNITS = frozenset(_CURRENCY_WORDS.values())
 # Words of a question that name what its answer measures, and the units that can measure it: asked how much
 # storage a plan includes, its price is no answer ('$25 per month and 100 GB of storage'). (Not money: 'What
@@ -1039,9 +1039,10 @@ _UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many day
 def _counted_kind(question: str) -> str:
     """'' for no how-many question; 'units' when it counts days, hours, kilometres... (its first or second
     word: 'how many remote days'); else 'things'."""
-    if not _HOW_MANY_RE.search(question):
+    how_many = _HOW_MANY_RE.search(question)
+    if not how_many:
         return ""
-    m = _COUNTED_UNIT_RE.search(question)
+    m = _COUNTED_RE.search(question, how_many.start())
     return "units" if m and {singular(w.lower()) for w in m.groups() if w} & _UNIT_NOUNS else "things"
 
 
