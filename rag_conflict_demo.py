@@ -1100,11 +1100,14 @@ _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)|surpass(?:es|ed|ing)?|overt(?:akes?|aking|aken|ook)|dethron(?:es?|ed|ing)"
                         r"|end(?:s|ed|ing)|(?:tak(?:es|ing|en)|took)\s+over\s+from|predecessor|previous|outgoing"
-                        r"|incumbent|interim|acting)(?:\s+[a-z]+)?\s+$")
+                        r"|incumbent|interim|acting|(?:migrat|switch|mov|transition|convert)(?:e|es|ed|ing)\s+from)"
+                        r"(?:\s+[a-z]+)?\s+$")
 # ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down', 'after Mark
-# Dalton's departure'
+# Dalton's departure', 'Daniel Reeves was dismissed'
 _LEFT_RE = re.compile(r"(?:\s*,[^,.;]{1,40},)?\s+(?:has\s+|had\s+|have\s+)?(?:left|resigned|retired|departed|quit"
-                      r"|stepped\s+down|steps\s+down|step\s+down|departure|resignation|retirement|exit|ouster)\b")
+                      r"|stepped\s+down|steps\s+down|step\s+down|departure|resignation|retirement|exit|ouster"
+                      r"|(?:was|were|has\s+been|had\s+been)\s+(?:dismissed|fired|sacked|ousted|removed|replaced"
+                      r"|let\s+go))\b")
 
 
 @functools.cache
@@ -1113,7 +1116,7 @@ def _former_stems() -> frozenset[str]:
     holder."""
     return content_words("succeed replace defeat unseat oust fire fired dismiss sack former formerly predecessor "
                          "previous outgoing incumbent acquire acquired interim acting surpass overtake overtook "
-                         "dethrone end take took")
+                         "dethrone end take took migrate switch move transition convert")
 
 
 def name_words(text: str, query_words: frozenset[str], common: frozenset[str] = frozenset(),
@@ -1326,6 +1329,7 @@ def period_key(period: str) -> str:
 
 
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
+_ACRONYM_PLURAL_RE = re.compile(r"^([A-Z]{2,})s$")
 
 
 # Words that tell subjects of one kind apart, a kind a line: the 'free' plan's limit and the 'pro' plan's
@@ -1362,7 +1366,8 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     peak offpeak
     sandbox staging production
 """.strip().splitlines()) for w in line.split()}
-_SUBJECT_KINDS["base"] = _SUBJECT_KINDS["basic"]   # the base model, of the plans' kind (a line holds no more)
+_SUBJECT_KINDS.update(dict.fromkeys("base premier elite ultimate deluxe platinum gold silver bronze".split(),
+                                    _SUBJECT_KINDS["basic"]))   # more tiers, of the plans' kind (the line is full)
 # ... these only before a plan, a price or a model ('the paid tier', against the free one; 'the reduced rate',
 # against the standard one; 'the base model', against the Pro): 'is now paid' is a state, 'was reduced to $5' a
 # change, 'the customer base' no subject
@@ -1407,8 +1412,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(period_key(m.group()) for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
-    if proper:
-        found.update(m.group().lower() for m in _PROPER_RE.finditer(sentence)   # not 'You' after 'A: '
+    if proper:                                         # an acronym's plural is the acronym: 'ATMs'
+        found.update(_ACRONYM_PLURAL_RE.sub(r"\1", m.group()).lower() for m in _PROPER_RE.finditer(sentence)
                      if not _PERIOD_RE.fullmatch(m.group()) and m.group().lower().rstrip("s") not in _WEEKDAYS
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
@@ -3179,10 +3184,11 @@ class EmbeddingReader:
                                        default=None)
             elif kind == "name":                       # a full name ('Kash Patel') above a single word,
                 names = name_words(text, query_words, common)
-                typed[n] = min(1 + full_names, max(map(len, names), default=0))
+                left = present and bool(_DEPARTURE_RE.search(text))   # not one who has left ('X stepped down')
+                if left and len(staying := name_words(text, query_words, common, leavers=False)) < len(names):
+                    names, left = staying, False       # but one who stays: 'hired X after Y was dismissed'
+                typed[n] = 0 if left else min(1 + full_names, max(map(len, names), default=0))
                 stated[n] = names[0] if names else []  # the first name a sentence gives: most often its subject
-                if present and _DEPARTURE_RE.search(text):   # not one who has left ('X stepped down as CEO')
-                    typed[n] = 0
             elif kind == "moment":                     # a date with its day above a year or a month, or
                 moments = stated[n] = extract_moments(text)   # a time of day when asked one ('What are the
                 typed[n] = (2 if any(q.unit == ("time" if clock else "date") for q in moments)   # office hours?')
@@ -4230,10 +4236,37 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The head of HR is Martin Cole.", "Grace Obi joined as head of HR in March, taking over "
                           "from Martin Cole.", "Who is the head of HR?")
         self.assertEqual((found.kind, found.claims_b), ("entity", ("grace", "obi")))
+        found = self.pair("Head coach Daniel Reeves leads the Hawks into the new season.",
+                          "The Hawks have hired Maria Lopez as head coach after Daniel Reeves was dismissed.",
+                          "Who is the head coach of the Hawks?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("lopez", "maria")))
+        found = self.pair("The billing service stores invoices in MySQL.",   # what a system moved from is no answer
+                          "The billing service was migrated from MySQL to CockroachDB in March.",
+                          "Which database does the billing service use?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("cockroachdb",)))
+        self.assertEqual(find_names("The billing service was migrated from MySQL to CockroachDB.",   # unless asked
+                                    content_words("Which database did the billing service migrate from?")),
+                         {"mysql", "cockroachdb"})
         phone = ("The support phone number is +1 555 0100; the support e-mail is support@fabrikam.com.",
                  "The support phone number is +1 555 0100; the support e-mail is now help@fabrikam.io.")
         self.assertIsNone(self.pair(*phone, "What is the support phone number?"))   # asked the phone, not the
         self.assertEqual(self.pair(*phone, "What is the support e-mail?").kind, "entity")   # e-mail
+
+    def test_an_acronym_in_the_plural_is_the_acronym(self) -> None:
+        self.assertEqual(qualifiers("withdraw cash at ATMs"), qualifiers("withdraw cash at the ATM"))
+        found = self.pair("Debit cardholders can withdraw up to $500 per day at ATMs.",
+                          "The ATM withdrawal limit has been raised to $1,000 per day.",
+                          "What is the daily withdrawal limit at ATMs?")
+        self.assertEqual((found.kind, found.claims_a, found.claims_b),
+                         ("numerical", ("up to $500 per day",), ("$1,000 per day",)))
+
+    def test_tiers_are_subjects(self) -> None:
+        rate = "What is the interest rate on the Premier Savings account?"
+        self.assertIsNone(self.pair("Premier Savings now earns 4.1% APY.", "Basic Savings earns 0.5% APY.", rate))
+        self.assertEqual(self.pair("Premier Savings now earns 4.1% APY.", "Premier Savings earns 3.6% APY.", rate).kind,
+                         "numerical")
+        self.assertIsNone(self.pair("Gold members get 3 free upgrades a year.", "Silver members get 1 free upgrade a "
+                                    "year.", "How many free upgrades do members get?"))
 
     def test_sandbox_and_production_are_subjects(self) -> None:
         quotas = ("Sandbox keys are limited to 50 calls per hour. Production keys are limited to 5,000 calls per hour.",
@@ -5176,6 +5209,9 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("What is the sales phone number?", context).text, "+1 555 0100")
         self.assertEqual(reader.read("What is the office address?", "We moved. Our office is at 200 Harbor Street, "
                                      "Springfield.").text, "200 Harbor Street")
+        context = ("The Hawks play at Riverside Arena. "
+                   "The Hawks hired Maria Lopez as head coach after Dan Reeves was dismissed.")
+        self.assertIn("Maria Lopez", reader.read("Who is the head coach of the Hawks?", context).text)   # who stays
         context = "Priya Raman stepped down as CEO of Northwind in May. Marcus Lee succeeded her."
         self.assertEqual(reader.read("Who is the CEO of Northwind?", context).text,   # not the one who left
                          "Marcus Lee succeeded her.")
