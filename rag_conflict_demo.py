@@ -1371,6 +1371,10 @@ _SUBJECT_KINDS.update(dict.fromkeys("base premier elite ultimate deluxe platinum
 # ... these only before a plan, a price or a model ('the paid tier', against the free one; 'the reduced rate',
 # against the standard one; 'the base model', against the Pro): 'is now paid' is a state, 'was reduced to $5' a
 # change, 'the customer base' no subject
+_AUDIENCES = frozenset(w for w, kind in _SUBJECT_KINDS.items() if kind == _SUBJECT_KINDS["adult"])
+# ... of which a price for these is a concession: asked the price of a pass, '$45 for seniors and students' is
+# not the fare a page states for everyone ('Adults pay $90' would disagree with a $95 fare)
+_CONCESSIONS = frozenset({"child", "kid", "senior", "student"})
 _ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted", "base"})
 _ATTRIBUTIVE_SUBJECT_RE = re.compile(rf"\b({'|'.join(sorted(_ATTRIBUTIVE_SUBJECTS))})\s+"
                                      r"(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"   # 'the reduced VAT rate'
@@ -2345,6 +2349,28 @@ def _headed(row: SentenceClaims, question: Question) -> tuple[Quantity, ...]:
     return tuple(q for q, _ in row.figures if not asked.isdisjoint(content_words(_header_of(row.text, q))))
 
 
+_UNRELEASED_RE = re.compile(r"\b(?:planned|upcoming|coming (?:soon|in|next)|expected (?:in|to)|scheduled|beta|alpha"
+                            r"|will (?:be )?(?:released|ship|launch|arrive)|preview|roadmap|release candidate"
+                            r"|next (?:version|release|major|minor))\b", re.I)
+
+
+@functools.cache
+def _unreleased_stems() -> frozenset[str]:
+    """Stems of words a question asks about an unreleased version with (made on first use)."""
+    return content_words("planned upcoming coming next beta alpha preview roadmap expected scheduled future")
+
+
+def unreleased(text: str, q: Quantity, question: Question) -> bool:
+    """A version its clause says is not out yet ('Version 5.0 is planned for next spring', 'the 5.0 beta'),
+    unless the question asks about such ones ('What is the next planned version?')."""
+    return bool(_UNRELEASED_RE.search(_clause_of(text, q))) and question.words.isdisjoint(_unreleased_stems())
+
+
+def concession(qualifiers: frozenset[str], question: Question) -> bool:
+    """A figure for a concession's audience (seniors, students, children), asked about no audience."""
+    return not qualifiers.isdisjoint(_CONCESSIONS) and question.subjects.isdisjoint(_AUDIENCES)
+
+
 def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Question,
                  common: frozenset[str] = frozenset()) -> DocClaims:
     """One document's claims about the question: its chosen sentences' claims, merged; names and dates
@@ -2368,18 +2394,22 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
              if measuring else ())
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
-        if asks == "version":                          # a version in a clause on what is asked: not the
-            asked = tuple((q, qual) for q, qual in asked   # 3.8 of '4.2 is now the latest; 3.8 is in maintenance'
-                          if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words))
+        amounts = sentence.figures
+        if asks == "version":                          # a number that is a version is read as one only: not
+            amounts = tuple((q, qual) for q, qual in amounts   # the bare 3.8 of 'will drop Python 3.8'
+                            if not any(v.start < q.end and q.start < v.end for v, _ in asked))
+            asked = tuple((q, qual) for q, qual in asked   # a version in a clause on what is asked: not the 3.8
+                          if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words)   # of '4.2 is
+                          and not unreleased(sentence.text, q, question))   # the latest; 3.8 is in maintenance', nor
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
         headed = _headed(sentence, question) if sentence.row else ()
-        for q, qual in sentence.figures + asked:
+        for q, qual in amounts + asked:
             if headed and q not in headed:
                 continue                               # a row's Seats, asked its Price
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
-                    or (measuring and other_measure(sentence, q))):
+                    or (measuring and other_measure(sentence, q)) or (question.priced and concession(qual, question))):
                 continue                               # the Starter plan's price, asked about the Team plan
             if question.age:                           # 'at least 16 years old' against 'the minimum age is 18'
                 q = as_age(q, sentence.text)
@@ -3164,7 +3194,8 @@ class EmbeddingReader:
                 answers[n], typed[n] = (s + found_contact.start(), s + found_contact.end()), 2
             elif amount:
                 found = [q for q in extract_quantities(text) if asked.takes(q)   # a count: no money or share
-                         and not off_subject(figure_qualifiers(text, q), asked.subjects)
+                         and not off_subject(qual := figure_qualifiers(text, q), asked.subjects)
+                         and not (asked.priced and concession(qual, asked))   # a price for seniors
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
@@ -3194,7 +3225,7 @@ class EmbeddingReader:
                 typed[n] = (2 if any(q.unit == ("time" if clock else "date") for q in moments)   # office hours?')
                             else int(bool(moments or _PERIOD_RE.search(text))))
             elif kind == "version":
-                stated[n] = extract_versions(text)
+                stated[n] = [q for q in extract_versions(text) if not unreleased(text, q, asked)]
                 typed[n] = int(bool(stated[n]))
         if not spans:
             return Answer("", 0.0)
@@ -4281,6 +4312,33 @@ class TestDetector(unittest.TestCase):
                    "Adatum's headcount reached 12,300.")
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How many employees does Adatum have?", context).text,
                          "12,300")
+
+    def test_a_concession_price_is_no_answer_to_the_price(self) -> None:
+        fare = "How much does a monthly transit pass cost?"
+        self.assertIsNone(self.pair("From July 1, the monthly pass rises to $95.", "Seniors and students pay $45 for a "
+                                    "monthly pass.", fare))
+        self.assertEqual(self.pair("The monthly pass rises to $95.", "Adults pay $90 for a monthly pass.", fare).kind,
+                         "numerical")                 # an adult fare is the fare
+        self.assertEqual(self.pair("Students pay $40 for a monthly pass.", "Students pay $45 for a monthly pass.",
+                                   "How much does a student monthly pass cost?").kind, "numerical")   # asked
+        reader = EmbeddingReader(HashingEmbedder())
+        context = "The monthly transit pass costs $45 for seniors. Others pay $95 a month."
+        self.assertEqual(reader.read(fare, context).text, "$95 a month")
+
+    def test_a_version_not_out_yet_is_no_answer(self) -> None:
+        latest = "What is the latest stable version of Nimbus CLI?"
+        self.assertIsNone(self.pair("Nimbus CLI 4.2.0 is now the latest stable version.",
+                                    "Nimbus CLI version 5.0 is planned for next spring.", latest))
+        self.assertIsNone(self.pair("Nimbus CLI 4.2.0 is now the latest stable version.",   # a bare number that
+                                    "Version 5.0 is planned for next spring and will drop Python 3.8.", latest))   # is
+        self.assertEqual(self.pair("Nimbus CLI 4.2.0 is now the latest stable version.",
+                                   "Nimbus CLI 3.9.1 is the latest stable version.", latest).kind, "numerical")
+        self.assertEqual(self.pair("Nimbus CLI version 5.0 is planned for spring.", "Nimbus CLI version 5.1 is "
+                                   "planned for spring.", "What is the next planned Nimbus CLI version?").kind,
+                         "numerical")                 # unless asked about one
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertEqual(reader.read(latest, "Version 5.0 of Nimbus CLI is planned as the latest stable version. "
+                                     "Nimbus CLI 4.2.0 is out.").text, "Nimbus CLI 4.2.0 is out.")
 
     def test_the_base_model_is_a_subject(self) -> None:
         ssd = ("The base model ships with a 256 GB SSD; the Pro model has a 1 TB SSD.",
