@@ -712,14 +712,21 @@ def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
     return text, past
 
 
+# ... not 'new', 'more', 'additional': 'two new moons' counts what was added, not the moons
+_COUNT_ADJECTIVES = frozenset("known active total current existing confirmed official unique remaining separate "
+                              "different full registered".split())
+
+
 def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | None]:
     """The unit a _QUANTITY_RE match counts in, where it ends in text, and its rate ('per month'), if any.
     A word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120 visiting
-    scholars', 'one checked bag'; not 'need', no participle); a capitalised word or an acronym starts a
+    scholars', 'one checked bag'; not 'need', no participle), and so is an adjective of _COUNT_ADJECTIVES
+    ('14 known moons', '3,000 active users'); a capitalised word or an acronym starts a
     name, and the noun after the name is the unit ('657 Cracker Barrel stores', '20 API calls'), else
     the name's last capitalised word, as in a heading ('5,000 Exoplanets', '3 FIFA World Cups')."""
     unit, unit_end, rate = m["unit"], m.end("unit"), m["rate"]
-    if unit and unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit):
+    if unit and (unit.endswith(("ing", "ly", "ed")) and re.fullmatch(r"\s*[a-z]{2,}(?:ing|ly|[^e]ed)", unit)
+                 or unit.strip() in _COUNT_ADJECTIVES):
         noun = _NEXT_WORD_RE.match(text, unit_end)
         return (noun[1], noun.end(), None) if noun and noun[1] not in _STOPWORDS else (None, -1, None)
     if unit and _is_name_word(unit.split()[0]):
@@ -1364,6 +1371,7 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     fulltime parttime
     oncampus offcampus
     peak offpeak
+    online instore inperson
     sandbox staging production
 """.strip().splitlines()) for w in line.split()}
 _SUBJECT_KINDS.update(dict.fromkeys("base premier elite ultimate deluxe platinum gold silver bronze".split(),
@@ -1383,7 +1391,7 @@ _ATTRIBUTIVE_SUBJECT_RE = re.compile(rf"\b({'|'.join(sorted(_ATTRIBUTIVE_SUBJECT
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - _ATTRIBUTIVE_SUBJECTS
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
-                                    r"|\boff-peak\b", re.I)
+                                    r"|\boff-peak\b|\bin-(?:store|person)\b", re.I)
 
 # A capitalised name before one of these nouns names one of several: 'the Search API' is not the Upload API,
 # nor 'the Munich office' the Berlin one (qualifier 'search@api', of the kind 'api'). Like the state
@@ -4312,6 +4320,17 @@ class TestDetector(unittest.TestCase):
                    "Adatum's headcount reached 12,300.")
         self.assertEqual(EmbeddingReader(HashingEmbedder()).read("How many employees does Adatum have?", context).text,
                          "12,300")
+
+    def test_a_count_s_adjective_is_no_unit_and_a_sales_channel_is_a_subject(self) -> None:
+        moons = "How many moons does Neptune have?"
+        self.assertEqual(self.pair("Neptune has 14 known moons.", "Neptune has 16 moons.", moons).claims_a,
+                         ("14 known moons",))
+        self.assertIsNone(self.pair("Neptune has 14 known moons.", "Astronomers found two new moons of Neptune.",
+                                    moons))            # what was added is no total
+        refund = "What is the refund window for online orders?"
+        found = self.pair("Online orders can be refunded within 30 days of delivery.", "We have shortened the refund "
+                          "window for online orders to 14 days. In-store purchases keep the 30-day window.", refund)
+        self.assertEqual((found.claims_a, found.claims_b), (("30 days",), ("14 days",)))
 
     def test_a_concession_price_is_no_answer_to_the_price(self) -> None:
         fare = "How much does a monthly transit pass cost?"
