@@ -1255,11 +1255,14 @@ _NOT_NOUNS = frozenset("last next yesterday today tomorrow again already soon st
                        "until since without".split())
 
 
-def _describes_a_noun(words: Sequence[str], n: int) -> bool:
+def _describes_a_noun(words: Sequence[str], n: int, asked: bool = False) -> bool:
     """The state word words[n] describes the noun after it, or is one, and claims no state: 'paid leave',
     'free training', 'the public'; not 'is free', 'has closed', 'not allowed', 'open Monday', 'closed
-    permanently'."""
+    permanently'. In a question (asked), after an article too: 'How long is the free trial?' asks no state
+    ('The app is a free download' states one)."""
     before = words[max(0, n - 3):n]
+    if asked and before and before[-1] in _DETERMINERS:
+        return True
     if not (_PREDICATIVE.isdisjoint(before) and _STATE_NEGATIONS.isdisjoint(before)):
         return False
     if words[n].endswith("ed") and before and not before[-1].endswith("ly") and (
@@ -1288,14 +1291,14 @@ def _negated_at(words: Sequence[str], n: int) -> int | None:
     return at
 
 
-def state_words(words: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+def state_words(words: Sequence[str], asked: bool = False) -> dict[str, tuple[tuple[int, int], ...]]:
     """The state words and phrases among tokens, as written, each with its (row, side) of _STATE_OPPOSITES;
     a word up to four after a negation in its clause takes the other side: {'closed': ..., 'no longer
     supported': ...}.
-    A word that describes a noun ('paid leave') states nothing."""
+    A word that describes a noun ('paid leave') states nothing (asked: read in a question, _describes_a_noun)."""
     found = {}
     for n, word in enumerate(words):
-        if word in _STATE_OF_WORD and not _describes_a_noun(words, n):
+        if word in _STATE_OF_WORD and not _describes_a_noun(words, n, asked):
             negated = _negated_at(words, n)
             if negated is not None:                    # 'not allowed' is prohibited, 'no longer open' closed
                 found[" ".join(words[negated:n + 1])] = tuple((row, 1 - side) for row, side in _STATE_OF_WORD[word])
@@ -2219,7 +2222,7 @@ class Question:
     def of(cls, query: str | None) -> Question:
         if not query:
             return cls(frozenset(), frozenset(), frozenset(), frozenset(), "", frozenset(), "", False)
-        said, rank = state_words(tokens(query)), bool(_RANK_QUESTION_RE.search(query))
+        said, rank = state_words(tokens(query), asked=True), bool(_RANK_QUESTION_RE.search(query))
         return cls(content_words(_HOW_FORM_RE.sub("how", query)),
                    frozenset(a.lower() for a in _ACRONYM_RE.findall(query)),
                    initials(tokens(query)), sets_apart(qualifiers(query)) | named_subjects(query, known=True),
@@ -4331,6 +4334,15 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Online orders can be refunded within 30 days of delivery.", "We have shortened the refund "
                           "window for online orders to 14 days. In-store purchases keep the 30-day window.", refund)
         self.assertEqual((found.claims_a, found.claims_b), (("30 days",), ("14 days",)))
+
+    def test_a_question_s_state_word_after_an_article_names_a_thing(self) -> None:
+        trial = "How long is the free trial?"
+        self.assertEqual(Question.of(trial).states, frozenset())
+        self.assertTrue(Question.of("Is the trial free?").states)
+        found = self.pair("Start your 30-day free trial today. No credit card required.",
+                          "New sign-ups now get a 7-day free trial.", trial)
+        self.assertEqual((found.claims_a, found.claims_b), (("30-day",), ("7-day",)))
+        self.assertEqual(find_states(tokens("The app is a free download.")), find_states(tokens("The app is free.")))
 
     def test_a_concession_price_is_no_answer_to_the_price(self) -> None:
         fare = "How much does a monthly transit pass cost?"
