@@ -2085,6 +2085,7 @@ class DocClaims:
     asked: frozenset[str] = frozenset()              # the question's words (stems)
     rounded: dict[str, tuple[tuple[Quantity, float], ...]] = field(default_factory=dict)   # by unit: figures
                                                      # written with a magnitude, each with its rounding
+    echoed: bool = False                             # read by another page's words (ConflictDetector._detect)
 
     @functools.cached_property
     def subjects(self) -> frozenset[str]:
@@ -2450,7 +2451,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                      frozenset(said), signals,
                      frozenset().union(*(states_asked(s, question) for s in chosen)) | _priced(figures, question),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
-                     {u: tuple(f) for u, f in rounded.items()})
+                     {u: tuple(f) for u, f in rounded.items()}, bool(question.echo))
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -2566,7 +2567,8 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
     other says ('is not worth buying'); not when their figures or sentences are about different subjects,
     nor when one side says nothing about the question, nor when both are in the same states ('no longer
     open' and 'closed': the revision is what both say)."""
-    if not (a.sentences and b.sentences) or _other_subjects(a, b) or (a.states and a.states == b.states):
+    if (not (a.sentences and b.sentences) or a.echoed or b.echoed or _other_subjects(a, b)
+            or (a.states and a.states == b.states)):
         return False
     if _complementary(a.subjects, b.subjects):
         return False                                   # 'the Basic plan was retired', 'the Pro plan is offered'
@@ -4461,6 +4463,12 @@ class TestDetector(unittest.TestCase):
                      "Zenith restated Q3 operating income to $187 million. Revenue of $1.48 billion was not affected."],
                     [[1, 0], [1, 0.1]], "What was Zenith's Q2 operating income?")
         self.assertEqual(q2.pairs, ())
+        # a page read by another's words says nothing in the question's: a revision word on one side is no
+        # contradiction of it ('moved its headquarters' against a careers page naming the new city)
+        hq = detect(["Vectra has moved its headquarters from Seattle to Austin, Texas.",
+                     "Careers: Vectra has offices in Austin, Dublin and Singapore."],
+                    [[1, 0], [1, 0.3]], "What is the company's headquarters city?")
+        self.assertEqual(hq.pairs, ())
 
     def test_only_claims_that_can_answer_the_question(self) -> None:
         old, new = "Acme, based in Denver, had revenue of $4.2M.", "Acme, based in Denver, had revenue of $6.8M."
