@@ -1339,7 +1339,6 @@ def period_key(period: str) -> str:
 
 
 _PROPER_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
-_ACRONYM_PLURAL_RE = re.compile(r"^([A-Z]{2,})s$")
 
 
 # Words that tell subjects of one kind apart, a kind a line: the 'free' plan's limit and the 'pro' plan's
@@ -1416,6 +1415,11 @@ def named_subjects(text: str, known: bool = False) -> frozenset[str]:
                      if m[1].lower() not in _STOPWORDS and (known or singular(m[1].lower()) not in _SUBJECT_KINDS))
 
 
+def _singular_acronym(word: str) -> str:
+    """An acronym's plural as the acronym ('ATMs' -> 'ATM'); any other word as it is."""
+    return word[:-1] if word[-1] == "s" and len(word) > 2 and word[:-1].isupper() else word
+
+
 def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     """Subjects and periods a phrase names: 'Q2', '2023', 'Berlin', 'pro' (plan), 'season3'; 'as of March'
     is not one. proper=False leaves out capitalised names ('Berlin')."""
@@ -1428,7 +1432,7 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     found.update(period_key(m.group()) for m in _PERIOD_RE.finditer(sentence)
                  if not _AS_OF_RE.search(sentence, max(0, m.start() - 40), m.start()))
     if proper:                                         # an acronym's plural is the acronym: 'ATMs'
-        found.update(_ACRONYM_PLURAL_RE.sub(r"\1", m.group()).lower() for m in _PROPER_RE.finditer(sentence)
+        found.update(_singular_acronym(m.group()).lower() for m in _PROPER_RE.finditer(sentence)
                      if not _PERIOD_RE.fullmatch(m.group()) and m.group().lower().rstrip("s") not in _WEEKDAYS
                      and not (m.group()[1:].islower() and m.group().lower() in _STOPWORDS))
     if "/" in sentence:                                # an endpoint or a path: '/v2/search'
