@@ -720,8 +720,8 @@ _COUNT_ADJECTIVES = frozenset("known active total current existing confirmed off
 def _unit_after(text: str, m: re.Match[str]) -> tuple[str | None, int, str | None]:
     """The unit a _QUANTITY_RE match counts in, where it ends in text, and its rate ('per month'), if any.
     A word in -ing, -ly or -ed is no unit ('169,176 according to'), but the noun after it is ('120 visiting
-    scholars', 'one checked bag'; not 'need', no participle), and so is an adjective of _COUNT_ADJECTIVES
-    ('14 known moons', '3,000 active users'); a capitalised word or an acronym starts a
+    scholars', 'one checked bag'; not 'need', no participle), and so is the noun after an adjective of
+    _COUNT_ADJECTIVES ('14 known moons', '3,000 active users'); a capitalised word or an acronym starts a
     name, and the noun after the name is the unit ('657 Cracker Barrel stores', '20 API calls'), else
     the name's last capitalised word, as in a heading ('5,000 Exoplanets', '3 FIFA World Cups')."""
     unit, unit_end, rate = m["unit"], m.end("unit"), m["rate"]
@@ -2414,9 +2414,11 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         if asks == "version":                          # a number that is a version is read as one only: not
             amounts = tuple((q, qual) for q, qual in amounts   # the bare 3.8 of 'will drop Python 3.8'
                             if not any(v.start < q.end and q.start < v.end for v, _ in asked))
-            asked = tuple((q, qual) for q, qual in asked   # a version in a clause on what is asked: not the 3.8
-                          if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words)   # of '4.2 is
-                          and not unreleased(sentence.text, q, question))   # the latest; 3.8 is in maintenance', nor
+            # a version in a clause on what is asked, and out ('4.2 is the latest; 3.8 is in maintenance': not
+            # the 3.8; 'Version 5.0 is planned for next spring': not the 5.0)
+            asked = tuple((q, qual) for q, qual in asked
+                          if not content_words(_clause_of(sentence.text, q)).isdisjoint(query_words)
+                          and not unreleased(sentence.text, q, question))
         if question.rank:                              # 'ranks 8th' against 'now ranks 5th'
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
