@@ -392,7 +392,8 @@ _EVERY_ADVERBS = {adverb: _SECONDS_PER[unit] * n for adverb, unit, n in (   # se
     ("fortnightly", "week", 2), ("monthly", "month", 1), ("yearly", "year", 1), ("annually", "year", 1))}
 _EVERY_UNIT_RE = re.compile(r"\bevery\s+(?P<other>other\s+)?(?P<unit>second|minute|hour|day|week|month|year)\b"
                             rf"|\b(?P<adverb>{'|'.join(_EVERY_ADVERBS)})\b(?=\s*(?:[.,;:!?)]|$|\s(?:on|at|in|from|by"
-                            r"|and|or|until|for|to|with|via|into)\b))", re.I)   # 'paid monthly, on the last day'
+                            r"|and|or|until|for|to|with|via|into|instead|rather)\b))", re.I)   # 'paid monthly, on
+                                                                             # the last day', 'weekly instead of'
 _LIST_ITEM = r"[$€£¥]?\d[\d.,]*(?:\s?%|\s?[A-Za-z]{1,3}\b)?"   # '120', '$10', '20 GB', '5%'
 _NUMBER_LIST_RE = re.compile(rf"{_LIST_ITEM}(?:,\s+{_LIST_ITEM})+,?\s+(?:and|or)\s+{_LIST_ITEM}")   # '120, 80 and 40'
 _RANGE_GAP_RE = re.compile(r"\s+to\s+|\s?[-–—]\s?")   # between two whole figures: '$390 million to $420 million'
@@ -773,6 +774,12 @@ def _in_base_unit(unit_key: str, value: float, high: float | None) -> tuple[str,
     return "duration", value * seconds, None if high is None else high * seconds, seconds
 
 
+def _replaced(text: str, start: int, past: Sequence[int]) -> bool:
+    """Whether the figure at start follows, within three words, a word saying it no longer holds (past: where
+    each _PAST_RE match ends)."""
+    return any(0 <= start - at <= 40 and _PAST_GAP_RE.fullmatch(text, at, start) for at in past)
+
+
 def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = None,
                        words: Sequence[str] | None = None) -> list[Quantity]:
     """Meaningful numbers in text, as values with units (calendar: text's _CALENDAR_RE matches, and
@@ -829,7 +836,7 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         if unit_key == "duration" and _EVERY_RE.search(text, max(0, m.start() - 8), m.start()):
             unit_key = "interval"
         key = float(f"{value:.6g}") if high is None else (float(f"{value:.6g}"), float(f"{high:.6g}"))
-        if past and any(0 <= m.start() - at <= 40 and _PAST_GAP_RE.fullmatch(text, at, m.start()) for at in past):
+        if past and _replaced(text, m.start(), past):
             last_unit_seconds = 0.0
             continue                                   # 'now 2 TB, up from 1 TB': the 1 TB no longer holds
         hedged = _HEDGE_RE.search(text, max(0, m.start() - 20), m.start())
@@ -851,9 +858,9 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         last_unit_seconds = seconds if high is None and unit_key == "duration" else 0.0
     if "very " in text or "ly" in text:               # 'every hour': an interval of one (two: 'every other day'),
         spans = [(q.start, q.end) for q in found]      # unless it is a figure's rate ('$10 every month');
-        for m in _EVERY_UNIT_RE.finditer(text):        # 'paid monthly', 'billed annually' (not 'a monthly fee')
+        for m in _EVERY_UNIT_RE.finditer(text):        # 'paid monthly', 'billed annually' (not 'a monthly fee',
             if not any(s <= m.start() < e or (e <= m.start() and _PAST_GAP_RE.fullmatch(text, e, m.start()))
-                       for s, e in spans):
+                       for s, e in spans) and not (past and _replaced(text, m.start(), past)):   # 'instead of monthly')
                 value = (_SECONDS_PER[m["unit"].lower()] * (2 if m["other"] else 1) if m["unit"]
                          else _EVERY_ADVERBS[m["adverb"].lower()])
                 found.append(Quantity(value, "interval", m.group(), m.start(), m.end(), value))
@@ -1107,7 +1114,8 @@ _FORMER_RE = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing)|defeat(?
                         r"|oust(?:s|ed|ing)|fire[ds]|firing|dismiss(?:es|ed|ing)|sack(?:s|ed|ing)|former|formerly"
                         r"|acquir(?:es|ed|ing)|surpass(?:es|ed|ing)?|overt(?:akes?|aking|aken|ook)|dethron(?:es?|ed|ing)"
                         r"|end(?:s|ed|ing)|(?:tak(?:es|ing|en)|took)\s+over\s+from|predecessor|previous|outgoing"
-                        r"|incumbent|interim|acting|(?:migrat|switch|mov|transition|convert)(?:e|es|ed|ing)\s+from)"
+                        r"|incumbent|interim|acting|(?:migrat|switch|mov|transition|convert)(?:e|es|ed|ing)\s+from"
+                        r"|(?:acquired|bought|purchased|took\s+over)\s+(?:[\w'’-]+\s+){0,4}from)"
                         r"(?:\s+[a-z]+)?\s+$")
 # ... and words after one: 'Priya Nair left the company', 'Tom Baker, the founder, stepped down', 'after Mark
 # Dalton's departure', 'Daniel Reeves was dismissed'
@@ -4342,6 +4350,16 @@ class TestDetector(unittest.TestCase):
         found = self.pair("Online orders can be refunded within 30 days of delivery.", "We have shortened the refund "
                           "window for online orders to 14 days. In-store purchases keep the 30-day window.", refund)
         self.assertEqual((found.claims_a, found.claims_b), (("30 days",), ("14 days",)))
+
+    def test_what_a_frequency_or_an_owner_replaced_is_no_claim(self) -> None:
+        self.assertEqual([q.text for q in extract_quantities("The newsletter is sent weekly instead of monthly.")],
+                         ["weekly"])
+        found = self.pair("Our newsletter is sent monthly to all subscribers.", "Starting in January, the newsletter "
+                          "is sent weekly instead of monthly.", "How often is the newsletter sent?")
+        self.assertEqual((found.claims_a, found.claims_b), (("monthly",), ("weekly",)))
+        found = self.pair("The Zephyr drone is made by Altus Robotics.", "Skyward Labs acquired the Zephyr drone line "
+                          "from Altus Robotics and now makes the Zephyr.", "Which company makes the Zephyr drone?")
+        self.assertEqual((found.kind, found.claims_b), ("entity", ("labs", "skyward")))
 
     def test_a_question_s_state_word_after_an_article_names_a_thing(self) -> None:
         trial = "How long is the free trial?"
