@@ -2416,6 +2416,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         return another_measure(sentence.measures.get(q.start, frozenset()), question.measures)
     aside = ({s.text for s in chosen if s.figures and all(other_measure(s, q) for q, _ in s.figures)}
              if measuring else ())
+    placed = frozenset(s for s in subjects if subject_kind(s) not in ("year", "fy", "quarter"))   # not periods
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
         amounts = sentence.figures
@@ -2431,9 +2432,12 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             asked += tuple((q, figure_qualifiers(sentence.text, q)) for q in extract_ranks(sentence.text))
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
         headed = _headed(sentence, question) if sentence.row else ()
+        parts = _parts_named(amounts, placed)
         for q, qual in amounts + asked:
             if headed and q not in headed:
                 continue                               # a row's Seats, asked its Price
+            if parts and q.unit in parts and not names_asked(qual, placed):
+                continue                               # the company's 1,500, asked Munich's 200 of them
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q)) or (question.priced and concession(qual, question))):
                 continue                               # the Starter plan's price, asked about the Team plan
@@ -2466,6 +2470,23 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                      frozenset().union(*(states_asked(s, question) for s in chosen)) | _priced(figures, question),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
                      {u: tuple(f) for u, f in rounded.items()}, bool(question.echo))
+
+
+def names_asked(qual: frozenset[str], subjects: frozenset[str]) -> bool:
+    """A figure's qualifiers name a subject the question names, or the name of a named one ('munich' of
+    'munich@office')."""
+    return any(s in qual or s.partition("@")[0] in qual for s in subjects)
+
+
+def _parts_named(figures: Sequence[tuple[Quantity, frozenset[str]]], subjects: frozenset[str]) -> frozenset[str]:
+    """The units (a bare number standing for any) of one sentence's figures that name what the question
+    asks about: in 'employs 1,500 people worldwide, including 200 in Munich', asked about the Munich
+    office, the figures of those units that name it not are a whole or other parts. subjects: the
+    question's, periods left out ('Q3 revenue of $1.32 billion and earnings per share of $0.91')."""
+    units = {q.unit for q, qual in figures if subjects and names_asked(qual, subjects)}
+    if "" in units:
+        units |= {q.unit for q, _ in figures}
+    return frozenset(units | ({""} if units else set()))
 
 
 def _complementary(qa: frozenset[str], qb: frozenset[str]) -> bool:
@@ -3243,8 +3264,10 @@ class EmbeddingReader:
             elif kind == "name":                       # a full name ('Kash Patel') above a single word,
                 names = name_words(text, query_words, common)
                 left = present and bool(_DEPARTURE_RE.search(text))   # not one who has left ('X stepped down')
-                if left and len(staying := name_words(text, query_words, common, leavers=False)) < len(names):
-                    names, left = staying, False       # but one who stays: 'hired X after Y was dismissed'
+                staying = name_words(text, query_words, common, leavers=False) if left else []
+                everyone = name_words(text, query_words | _former_stems(), common) if staying else []
+                if len(staying) < len(everyone):       # but one who stays: 'hired X after Y was dismissed',
+                    names, left = staying, False       # 'hired X, replacing Y, who was dismissed'
                 typed[n] = 0 if left else min(1 + full_names, max(map(len, names), default=0))
                 stated[n] = names[0] if names else []  # the first name a sentence gives: most often its subject
             elif kind == "moment":                     # a date with its day above a year or a month, or
@@ -4195,6 +4218,17 @@ class TestDetector(unittest.TestCase):
     def pair(self, text_a: str, text_b: str, query: str = "", sim: float = 0.9) -> ConflictPair | None:
         return ConflictDetector()._pair_conflict_reason(claims_of(text_a, query, "a"),
                                                         claims_of(text_b, query, "b"), sim)
+
+    def test_a_whole_beside_the_part_asked_is_no_claim(self) -> None:
+        # asked the Munich office, a sentence giving Munich's share of a company-wide figure claims only that share
+        asked, munich = "How many people work in the Munich office?", "The Munich office employs 200 people."
+        self.assertIsNone(self.pair(munich, "The company employs 1,500 people worldwide, including 200 people in "
+                                            "Munich and 300 in London.", asked))
+        found = self.pair(munich, "The company employs 1,500 people worldwide, including 250 people in Munich.", asked)
+        self.assertEqual((found.claims_a, found.claims_b), (("200 people",), ("250 people",)))
+        q3 = "Northwind reported Q3 revenue of $1.32 billion and earnings per share of $0.91."   # a period names
+        found = self.pair(q3, q3.replace("0.91", "0.78"), "What were Northwind's Q3 earnings per share?")   # both
+        self.assertEqual((found.claims_a, found.claims_b), (("$0.91",), ("$0.78",)))
 
     def test_numeric_contradiction(self) -> None:
         found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
@@ -5333,6 +5367,9 @@ class TestPipeline(unittest.TestCase):
         context = ("The Hawks play at Riverside Arena. "
                    "The Hawks hired Maria Lopez as head coach after Dan Reeves was dismissed.")
         self.assertIn("Maria Lopez", reader.read("Who is the head coach of the Hawks?", context).text)   # who stays
+        context = ("The Hawks play at Riverside Arena. "   # ... when the one who left is named after 'replacing'
+                   "The Hawks hired Maria Lopez as head coach, replacing Dan Reeves, who was dismissed.")
+        self.assertIn("Maria Lopez", reader.read("Who is the head coach of the Hawks?", context).text)
         context = "Priya Raman stepped down as CEO of Northwind in May. Marcus Lee succeeded her."
         self.assertEqual(reader.read("Who is the CEO of Northwind?", context).text,   # not the one who left
                          "Marcus Lee succeeded her.")
