@@ -1559,6 +1559,25 @@ def _clause_span(text: str, q: Quantity) -> tuple[int, int]:
     return starts[-1] if starts else 0, stop.start() if stop else len(text)
 
 
+_RELATIVE_CLAUSE_RE = re.compile(r",\s+(?:which|who|whose|where)\s[^,;]*,")   # ', which includes Springfield,'
+_LEADING_NAME_RE = re.compile(r"\W*(?:(?:the|a|an|in|at|for|of|and|but|while|whereas)\s+)*([A-Z][\w'’-]*)")
+
+
+def about_another_name(sentence: str, q: Quantity, named: frozenset[str], asked: frozenset[str]) -> bool:
+    """Whether a figure's clause is about another name than the one a question asks about (named: its
+    stems) which the sentence gives only elsewhere: a clause that starts with a capitalised word none of
+    the question's (asked: its stems) and holds none of the names asked. 'Germany has a population of 84
+    million, and its capital is Berlin' and 'Greene County, which includes Springfield, has a population
+    of 298,000' give no figure about Berlin or Springfield; 'Revenue was $5M' is not about another."""
+    if not named or named.isdisjoint(content_words(sentence)):
+        return False
+    text = _blanked(sentence, _RELATIVE_CLAUSE_RE.finditer(sentence))   # offsets kept
+    clause = _clause_of(text, q)
+    lead = _LEADING_NAME_RE.match(clause)
+    return (lead is not None and stem(lead[1].lower()) not in asked and lead[1].lower() not in _STOPWORDS
+            and named.isdisjoint(content_words(clause)))
+
+
 # What a sum of money measures, a measure a line: asked for revenue, a figure whose clause names only earnings
 # per share is another quantity ('revenue of $1.32 billion and earnings per share of $0.91').
 _MONEY_MEASURES = {w: n for n, line in enumerate("""
@@ -2438,6 +2457,9 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                 continue                               # a row's Seats, asked its Price
             if parts and q.unit in parts and not names_asked(qual, placed):
                 continue                               # the company's 1,500, asked Munich's 200 of them
+            if not sentence.row and about_another_name(sentence.text, q, question.named, query_words):
+                continue                               # Germany's population, asked Berlin's (a row's cells
+                                                       # are no clauses)
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q)) or (question.priced and concession(qual, question))):
                 continue                               # the Starter plan's price, asked about the Team plan
@@ -3244,6 +3266,7 @@ class EmbeddingReader:
                 found = [q for q in extract_quantities(text) if asked.takes(q)   # a count: no money or share
                          and not off_subject(qual := figure_qualifiers(text, q), asked.subjects)
                          and not (asked.priced and concession(qual, asked))   # a price for seniors
+                         and (in_row.get((s, e)) or not about_another_name(text, q, asked.named, query_words))
                          and numbers.isdisjoint(_NUMBER_TEXT_RE.findall(q.text))]
                 if found:
                     hits = [i for i, word in enumerate(text.split()) if content_words(word) & query_words]
@@ -4229,6 +4252,21 @@ class TestDetector(unittest.TestCase):
         q3 = "Northwind reported Q3 revenue of $1.32 billion and earnings per share of $0.91."   # a period names
         found = self.pair(q3, q3.replace("0.91", "0.78"), "What were Northwind's Q3 earnings per share?")   # both
         self.assertEqual((found.claims_a, found.claims_b), (("$0.91",), ("$0.78",)))
+
+    def test_a_clause_about_another_name_is_no_claim(self) -> None:
+        berlin = "Berlin has a population of 3.7 million, making it the largest city in Germany."
+        asked = "What is the population of Berlin?"
+        self.assertIsNone(self.pair(berlin, "Germany has a population of 84 million, and its capital is Berlin.", asked))
+        self.assertIsNone(self.pair("Springfield has about 167,000 residents.", "Greene County, which includes "
+                                    "Springfield, has a population of 298,000.", "What is the population of Springfield?"))
+        found = self.pair(berlin, "Berlin's population is now 3.9 million.", asked)   # Berlin's own still counts
+        self.assertEqual((found.claims_a, found.claims_b), (("3.7 million",), ("3.9 million",)))
+        found = self.pair("Revenue was $5M.", "Acme's revenue was $6M, while Globex reported $3M.",
+                          "What was Acme's revenue?")   # a clause naming nobody is not another's: the $5M
+        self.assertEqual((found.claims_a, found.claims_b), (("$5M",), ("$6M",)))
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertEqual(reader.read(asked, "Germany has a population of 84 million, and its capital is Berlin.\n\n"
+                                     + berlin).text, "3.7 million")
 
     def test_numeric_contradiction(self) -> None:
         found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
