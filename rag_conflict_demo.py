@@ -617,8 +617,8 @@ _MAGNITUDE_WRITTEN_RE = re.compile(r"\d\s?(?:[kmb]|bn|mn|thousand|million|billio
 def _rounding(q: Quantity) -> float:
     """How far a plain figure written with a magnitude may be from what it rounds ('$4.2M': 50,000; '$90k':
     500, its zeros may be exact); 0 for any other (a hedge or a range says its own)."""
-    if q.hedge or _is_range(q) or not _MAGNITUDE_WRITTEN_RE.search(q.text):
-        return 0.0
+    if q.hedge or _is_range(q) or q.unit == "duration" or not _MAGNITUDE_WRITTEN_RE.search(q.text):
+        return 0.0                                     # (the m of '2h 15m' is minutes)
     return 0.5 * _written_step(q, zeros_round=False)
 
 
@@ -808,13 +808,17 @@ def extract_quantities(text: str, calendar: Sequence[re.Match[str]] | None = Non
         before = text[max(0, m.start() - 12):m.start()].lower().split()
         if before and before[-1].rstrip(".") in _VERSION_WORDS:
             continue                                   # 'version 2.0' labels a release, claims nothing
-        scale = _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
+        minutes = (suffix == "m" and last_unit_seconds == 3600 and not mag   # '2h 15m': minutes after hours,
+                   and _JOINED_RE.fullmatch(text, found[-1].end, m.start()))  # not millions
+        scale = 1.0 if minutes else _MAGNITUDES.get((suffix or mag or "").lower(), 1.0)
         value = _parse_number(num) * scale
         high = _parse_number(hi) * scale if hi and not is_word else None
         unit, unit_end, rate = _unit_after(text, m)
         unit_text = glued or (unit or "").lstrip("-")   # '24-month' is 24 months
         unit_key = "%" if pct else cur or (degrees.replace(" ", "").upper() if degrees
                                            else _unit_key(unit_text) if unit_text else "")
+        if minutes:
+            unit_key = "minute"
         takes_rate = bool(rate and not (cur and unit_text))   # '$25 per month', '60 per hour', not '$4M sales per year'
         if takes_rate:
             per = singular(re.split(r"[\s/]+", rate)[-1].lower())
@@ -1435,6 +1439,8 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
                    else sentence)
     singulars = {singular(w.partition("'")[0]) for w in words}   # "women's" is 'women'
     found = singulars & _SUBJECT_WORDS
+    if any(w.endswith("ing") for w in found):         # a verb, not a subject: 'after opening 32 new stores'
+        found -= {w for w in found if w.endswith("ing") and not _noun_uses(w, sentence)}
     if not singulars.isdisjoint(_ATTRIBUTIVE_SUBJECTS):
         found.update(m[1].lower() for m in _ATTRIBUTIVE_SUBJECT_RE.finditer(sentence))
     found.update(period_key(m.group()) for m in _PERIOD_RE.finditer(sentence)
@@ -1450,6 +1456,13 @@ def qualifiers(sentence: str, proper: bool = True) -> frozenset[str]:
     days = singulars & _WEEKDAYS.keys()               # 'on Saturdays' is about Saturday and the weekend
     found.update(days, ("weekend" if _WEEKDAYS[day] > 5 else "weekday" for day in days))
     return frozenset(found | label_keys(sentence, words))
+
+
+def _noun_uses(word: str, sentence: str) -> bool:
+    """Whether sentence writes word (a subject word in -ing: opening, closing, checking) at least once other
+    than as a verb before its object ('opening 32 stores', 'closing the deal')."""
+    uses = re.findall(rf"\b{word}\b(\s+(?:\d|(?:the|a|an|its|their|our|new)\b))?", sentence, re.I)
+    return not uses or any(not after for after in uses)   # ('savings' is the subject 'saving')
 
 
 _APART_RE = re.compile(rf"(?P<year>(?:19|20)\d{{2}})|(?P<fy>fy\d{{2,4}})|(?P<quarter>[qh]\d|(?:first|second|third"
@@ -4242,6 +4255,13 @@ class TestDetector(unittest.TestCase):
         return ConflictDetector()._pair_conflict_reason(claims_of(text_a, query, "a"),
                                                         claims_of(text_b, query, "b"), sim)
 
+    def test_a_verb_in_ing_is_no_subject(self) -> None:
+        found = self.pair("Brightmart operates 380 stores across the Midwest.",   # 'opening' is no opening time
+                          "Brightmart now operates 412 stores after opening 32 new locations this year.",
+                          "How many stores does Brightmart operate?")
+        self.assertEqual((found.claims_a, found.claims_b), (("380 stores",), ("412 stores",)))
+        self.assertIsNone(self.pair("The opening keynote costs $20.", "The closing keynote costs $30."))
+
     def test_a_whole_beside_the_part_asked_is_no_claim(self) -> None:
         # asked the Munich office, a sentence giving Munich's share of a company-wide figure claims only that share
         asked, munich = "How many people work in the Munich office?", "The Munich office employs 200 people."
@@ -4609,6 +4629,9 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Logs are kept for 90 days.", "Logs are kept for three months."))  # months
         self.assertIsNone(self.pair("Logs are kept for 6 months.", "Logs are kept for 180 days."))   # vary
         self.assertIsNotNone(self.pair("Logs are kept for 90 days.", "Logs are kept for 12 weeks."))
+        self.assertIsNone(self.pair("The flight takes 55 minutes.", "Flight time: 0h 55m."))   # 'm' after 'h': minutes
+        self.assertIsNotNone(self.pair("The film runs 2h 15m.", "The film runs 150 minutes."))
+        self.assertEqual([q.text for q in extract_quantities("Revenue of 55m, runtime 2h 15m")], ["55m", "2h 15m"])
         self.assertIsNone(self.pair("The bridge is 1.2 km long.", "The bridge is 1,200 metres long."))   # metric
         self.assertIsNone(self.pair("The bottle holds 500 ml.", "The bottle holds 0.5 litres."))
         self.assertEqual(self.pair("The bridge is 1.2 km long.", "The bridge is 900 metres long.").claims_b,
