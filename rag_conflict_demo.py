@@ -986,7 +986,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in (
         ("retired discontinued deprecated withdrawn decommissioned sunset removed ended",
          "available supported offered active maintained"),
-        ("prohibited banned forbidden disallowed", "permitted allowed authorized"),
+        ("prohibited banned forbidden disallowed", "permitted allowed authorized is_welcome are_welcome"),
         ("closed shut", "open opened reopened"),
         ("disabled turned_off switched_off is_off are_off", "enabled turned_on switched_on"),
         ("cancelled canceled postponed called_off", "scheduled confirmed"),
@@ -2076,6 +2076,17 @@ def _deputy_stems() -> frozenset[str]:
     return content_words(" ".join(_DEPUTY_WORDS))
 
 
+_OFFICER_RE = re.compile(r"\b[Cc]hief\s+([A-Za-z]+)\s+[Oo]fficer\b|\bC([A-Z])O\b")   # 'chief financial officer', 'CFO'
+
+
+def officer_roles(text: str) -> frozenset[str]:
+    """The chief officers a text names, by the letter between C and O: 'the CEO and chief financial officer'
+    -> {'e', 'f'}."""
+    if "O" not in text and "fficer" not in text:      # (a cheap first test)
+        return frozenset()
+    return frozenset((m[1] or m[2])[0].lower() for m in _OFFICER_RE.finditer(text))
+
+
 def lesser_roles(words: Sequence[str]) -> frozenset[str]:
     """Stems of the words a sentence writes only after a deputy's word ('vice chair', 'deputy director'):
     it is about another role than a question naming the role alone."""
@@ -2262,6 +2273,7 @@ class Question:
     priced: bool = False                             # it asks a price: a sum of money is the 'paid' state
     units: frozenset[str] = frozenset()              # _ASKED_UNITS: the units its answer can be in, if it says
     measures: frozenset[int] = frozenset()           # measures_named: what it asks, 'revenue'
+    officers: frozenset[str] = frozenset()           # officer_roles: 'f' of 'Who is the CFO?'
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -2279,7 +2291,12 @@ class Question:
                    frozenset(state for states in said.values() for state in states), content_words(" ".join(said)),
                    counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
                    priced=bool(_PRICE_QUESTION_RE.search(query)), measures=measures_named(query),
-                   units=frozenset().union(*(_ASKED_UNITS.get(w, ()) for w in tokens(query))))
+                   units=frozenset().union(*(_ASKED_UNITS.get(w, ()) for w in tokens(query))),
+                   officers=officer_roles(query))
+
+    def another_officer(self, text: str) -> bool:
+        """Whether text names only other chief officers than the one asked: the CEO, asked the CFO."""
+        return bool(self.officers) and bool(found := officer_roles(text)) and found.isdisjoint(self.officers)
 
     def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
         """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
@@ -2349,6 +2366,8 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
 
     def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject or role
         if s.question or (question.subjects and off_subject(s.about, question.subjects)):   # is not asked
+            return False
+        if question.another_officer(s.text):           # the CEO, asked the CFO
             return False
         return s.words >= deputy if deputy else not (s.lesser and s.lesser & question.words)
 
@@ -3254,6 +3273,8 @@ class EmbeddingReader:
         ranked: Iterable[int] = sorted(range(len(spans)), key=lambda i: (-overlap[i], i))
         if asked.subjects:                             # not the Business plan's, asked the Enterprise's
             ranked = (i for i in ranked if not off_subject(subjects_named(said[spans[i]]), asked.subjects))
+        if asked.officers:                             # nor the CEO, asked the CFO
+            ranked = (i for i in ranked if not asked.another_officer(said[spans[i]]))
         order = list(itertools.islice(ranked, READER_MAX_CANDIDATES))   # checked best first, as far as needed
         spans, overlap = [spans[i] for i in sorted(order)], [overlap[i] for i in sorted(order)]  # reading order
         kind = asked.asks                              # 'Which plan has the lowest price?' asks a name
@@ -4262,6 +4283,16 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((found.claims_a, found.claims_b), (("380 stores",), ("412 stores",)))
         self.assertIsNone(self.pair("The opening keynote costs $20.", "The closing keynote costs $30."))
 
+    def test_another_chief_officer_is_no_answer(self) -> None:
+        cfo, ceo = ("Lena Ortiz is the chief financial officer of Acme Robotics.",
+                    "Jane Roe is the chief executive officer of Acme Robotics.")
+        self.assertIsNone(self.pair(cfo, ceo, "Who is the chief financial officer of Acme Robotics?"))
+        self.assertIsNone(self.pair(cfo, "Jane Roe is the CEO of Acme Robotics.", "Who is the CFO of Acme Robotics?"))
+        found = self.pair(cfo, "Acme Robotics named Tom Poe CFO.", "Who is the CFO of Acme Robotics?")
+        self.assertEqual(found.kind, "entity")          # the same officer, two names
+        reader = EmbeddingReader(HashingEmbedder())
+        self.assertIn("Lena Ortiz", reader.read("Who is the CFO of Acme Robotics?", ceo + " " + cfo).text)
+
     def test_a_whole_beside_the_part_asked_is_no_claim(self) -> None:
         # asked the Munich office, a sentence giving Munich's share of a company-wide figure claims only that share
         asked, munich = "How many people work in the Munich office?", "The Munich office employs 200 people."
@@ -5072,6 +5103,8 @@ class TestDetector(unittest.TestCase):
 
     def test_state_opposition(self) -> None:
         self.assertEqual(self.pair("The offer has expired.", "The offer is valid until Friday.").kind, "state")
+        found = self.pair("Pets are welcome in all apartments.", "No pets are allowed in the apartments.")
+        self.assertEqual((found.kind, found.claims_a), ("state", ("are welcome",)))   # not 'Welcome to ...'
         self.assertEqual(self.pair("The Model T kettle is safe and quiet.", "The Model T kettle has been recalled "
                                    "because its base can overheat.").claims_b, ("recalled",))
         found = self.pair("The Basic plan was retired last year.", "The Basic plan is available to all.")
