@@ -179,7 +179,7 @@ _STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from
 being it its this that these those what which who whom whose when where why how do does did has have
 had having i you he she we they them his her our their my your me us not no can could should would will
 shall may might must about into than then there here so such very also just any all each per still
-currently""".split())
+currently current""".split())
 
 _SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w$€£¥,]))+(?:[.!?]+[\"”')\]]*)?")
 _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -893,14 +893,19 @@ _FOUR_DIGITS_RE = re.compile(r"(?<!\d)\d{4}(?!\d)")
 _YEAR_SCALE = {"date": 10_000, "month": 100, "quarter": 10}   # a year ahead of month * 100 + day, month, quarter
 
 
+_DENIED_RE = re.compile(r",\s*not\s+(?:on\s+|in\s+|at\s+)?$", re.I)
+
+
 def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) -> list[Quantity]:
     """Calendar dates (as month * 100 + day), clock times (minutes after midnight; '24/7' and 'around the
     clock' as 24:00), days of every month ('the 5th of each month'), weekdays, months and quarters named
     alone, and years on their own. A date, month or quarter keys its year when it has one; without one it
     is hedged 'y' and agrees with that day in any year ('May 5' and 'May 5, 2024').
 
+    A moment after ', not' is what the text says is wrong ('completed in 1932, not 1931').
+
     >>> [(q.unit, q.value, q.key) for q in extract_moments("Doors open at 7:30 pm on 5 May 2024, not 2024-05-06.")]
-    [('time', 1170.0, 1170.0), ('date', 505.0, 20240505.0), ('date', 506.0, 20240506.0)]
+    [('time', 1170.0, 1170.0), ('date', 505.0, 20240505.0)]
     >>> [(q.unit, q.value) for q in extract_moments("Founded in 1998 (not $1998 or 2.5% in 2001-2003).")]
     [('year', 1998.0)]
     >>> [(q.unit, q.value) for q in extract_moments("You may ship on Friday, in June 2025 or in Q3.")]
@@ -928,7 +933,8 @@ def extract_moments(text: str, calendar: Sequence[re.Match[str]] | None = None) 
               for m in _ALL_DAY_RE.finditer(text)]                         # which no opening time agrees with
     found += [Quantity(float(m[1]), "monthday", m.group(), m.start(), m.end(), float(m[1]))   # 'the 5th of each
               for m in _MONTH_DAY_RE.finditer(text)]                                      # month'
-
+    if "not" in text:
+        found = [q for q in found if not _DENIED_RE.search(text, max(0, q.start - 16), q.start)]
     return sorted(found, key=lambda q: q.start)
 
 
@@ -4243,7 +4249,8 @@ class TestQuantities(unittest.TestCase):
         self.assertEqual(self.values(text), [])                   # no day or hour read as a count
         self.assertEqual([(q.unit, q.value) for q in extract_moments(text)],
                          [("date", 315.0), ("date", 315.0), ("date", 316.0), ("time", 1290.0),
-                          ("time", 1260.0), ("time", 540.0)])
+                          ("time", 1260.0)])                    # ', not 09:00' says it is not 9 am
+        self.assertEqual([q.text for q in extract_moments("It was completed in 1932, not 1931.")], ["1932"])
         self.assertEqual(extract_moments("Staff may work remotely; 25:99 and February 30th"), [])
         text = "It falls on Nov. 28 this year, as cited [12]. It did not last year."   # 'Nov.' ends no sentence
         first = text[slice(*sentence_spans(text)[0])]
@@ -5231,6 +5238,10 @@ class TestDetector(unittest.TestCase):
         farther = np.array([[1.0, 0.0], [0.4, np.sqrt(0.84)]], dtype=np.float32)   # cosine 0.4
         self.assertFalse(detector.detect(cfo, farther, "Who is the CFO of Litware?").has_conflict)
         self.assertFalse(detector.detect(cfo, mid, "Who is the CFO of Litware's parent?").has_conflict)
+        app = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # 'current' is no word a page must hold
+               (("a", "Version 5.1 of the mobile app is now available."), ("b", "Version 5.2 of the mobile app is out."))]
+        self.assertEqual(detector.detect(app, mid, "What is the current version of the mobile app?").pairs[0].claims_b,
+                         ("Version 5.2",))
         ceo = [RetrievedContext(Document(i, i, t), 1.0) for i, t in   # an acronym held by its words
                (("a", "Tom Becker is the chief executive officer of Northwind."),
                 ("b", "Northwind appoints Priya Nair as CEO; she replaces Tom Becker."))]
