@@ -382,7 +382,7 @@ _MEASURE_KEYS = frozenset([*_MEASURES, "kbps", "mbps", "gbps", "mph", "kph", "hz
 _NEXT_WORD_RE = re.compile(r" ([a-z]+)\b")
 _NEXT_NOUN_RE = re.compile(r" ([a-z]+s)\b")          # a plural after a unit word that is not one
 # a figure up to the word that joins it to the next: '9', '$9M', '$390 million', '2 GB', '100 requests'
-_FIRST_FIGURE = r"[$€£¥]?\d[\d.,]*(?:[kmb]|%|\s?(?:thousand|million|billion|trillion)\b)?(?:\s+[a-z]+){0,3}?\s+"
+_FIRST_FIGURE = r"[$€£¥]?\d[\d.,]*(?:[kmb]|%|\s?°\s?[CF]|\s?(?:thousand|million|billion|trillion)\b)?(?:\s+[a-z]+){0,3}?\s+"
 _FROM_TO_RE = re.compile(rf"(\bfrom\s+{_FIRST_FIGURE}(?:in\s+(?:19|20)\d\d\s+)?)to\b", re.I)   # 'from $9M in 2022 to'
 _BETWEEN_RE = re.compile(rf"\bbetween\s+{_FIRST_FIGURE}(and)\s+(?=[$€£¥]?\d)", re.I)   # 'between 5 and 7 days'
 # 'every 30 minutes' and 'every hour' say how often, an interval: not how long something lasts ('a 30-minute ride')
@@ -1373,6 +1373,7 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     minimum maximum average median
     domestic international
     gross net
+    excluding including
     ios android windows macos linux desktop mobile
     north south east west northern southern eastern western
     upload download
@@ -1403,11 +1404,12 @@ _AUDIENCES = frozenset(w for w, kind in _SUBJECT_KINDS.items() if kind == _SUBJE
 # ... of which a price for these is a concession: asked the price of a pass, '$45 for seniors and students' is
 # not the fare a page states for everyone ('Adults pay $90' would disagree with a $95 fare)
 _CONCESSIONS = frozenset({"child", "kid", "senior", "student"})
-_ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted", "base"})
+_ATTRIBUTIVE_SUBJECTS = frozenset({"paid", "reduced", "discounted", "base", "excluding", "including"})
 _ATTRIBUTIVE_SUBJECT_RE = re.compile(rf"\b({'|'.join(sorted(_ATTRIBUTIVE_SUBJECTS))})\s+"
                                      r"(?:(?!the\b|an?\b|its\b|their\b|our\b)[a-z]+\s+)?"   # 'the reduced VAT rate'
                                      r"(?:tier|plan|version|edition|subscription|account|membership|customer|user"
-                                     r"|subscriber|rate|fare|price|fee|ticket|model|configuration)s?\b", re.I)
+                                     r"|subscriber|rate|fare|price|fee|ticket|model|configuration"
+                                     r"|vat|gst|shipping|tax|taxes)s?\b", re.I)   # '€20 excluding VAT'
 _SUBJECT_WORDS = frozenset(_SUBJECT_KINDS) - _ATTRIBUTIVE_SUBJECTS
 # ... written with hyphens, which tokens() splits: 'out-of-state' is one word, and its 'state' none
 _HYPHENATED_SUBJECT_RE = re.compile(r"\b(?:in|out-of)-state\b|\b(?:full|part)-time\b|\b(?:on|off)-campus\b"
@@ -1539,7 +1541,8 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
     clause_left = left_text[breaks[-1].end():].split() if breaks else []
     if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
-        found = qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
+        found = (qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
+                 or qualifiers(" ".join(right_clause.split()[after:]), proper=False))   # (as below)
         after_comma = breaks[-1].group()[0] == ","
         if found and after_comma:
             kinds = {subject_kind(x) for x in found}
@@ -1553,7 +1556,9 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
             right = short
         else:
             return qualifiers(" ".join(left + own_text + short)) | qualifiers(" ".join(right), proper=False)
-    return qualifiers(" ".join(left + own_text + right))
+    # ... and if those name nothing, the rest of its clause may ('from 6 am to 10 pm on weekdays')
+    return (qualifiers(" ".join(left + own_text + right))
+            or qualifiers(" ".join(right_clause.split()[after:]), proper=False))
 
 
 _CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
@@ -4325,6 +4330,15 @@ class TestDetector(unittest.TestCase):
         reader = EmbeddingReader(HashingEmbedder())
         self.assertEqual(reader.read(asked, "Germany has a population of 84 million, and its capital is Berlin.\n\n"
                                      + berlin).text, "3.7 million")
+
+    def test_what_a_figure_is_about_may_follow_it(self) -> None:
+        # a range's qualifier after its second figure is the first's too; VAT in or out sets prices apart
+        pool = ("The pool is open from 6 am to 10 pm on weekdays and from 8 am to 6 pm on weekends.",
+                "At weekends the pool opens at 8 am and closes at 6 pm.")
+        self.assertIsNone(self.pair(*pool, "What are the weekend opening hours of the pool?"))
+        self.assertIsNone(self.pair("The Standard plan costs €20 per month excluding VAT.",
+                                    "The Standard plan costs €24 per month including VAT."))
+        self.assertEqual([q.key for q in extract_quantities("Set the fridge to between 3°C and 5°C.")], [(3.0, 5.0)])
 
     def test_numeric_contradiction(self) -> None:
         found = self.pair("Revenue for 2023 was $4.2M.", "Revenue for 2023 is $6.8M.")
