@@ -501,7 +501,17 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
         keys.add(noun.lower() + (str(spelt) if spelt is not None else re.sub(r"(?<=\d)\D+$", "", number)))
     keys.update(f"{m['model'].lower()}#{m['number']}{m['variant'].replace(' ', '').lower()}"   # 'aero#5', 'pixel#8pro'
                 for m in model_matches(text))
+    if "-" in text:                                    # 'a one-bedroom flat', 'a 3-star hotel': one of a kind
+        keys.update(f"{singular(m['noun'].lower())}#{_NUMBER_WORDS.get(m['n'].lower(), m['n'])}"
+                    for m in _SIZED_RE.finditer(text) if singular(m["noun"].lower()) not in _UNIT_WORDS)
     return keys
+
+
+# a number and a noun joined by a hyphen before another noun, a compound adjective ('two-bedroom flat'), when
+# the noun is no unit of time or measure ('a 24-month warranty' is a duration)
+_SIZED_RE = re.compile(r"\b(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)-(?P<noun>[a-z]+)"
+                       r"(?=\s+[a-z])", re.I)
+_UNIT_WORDS = frozenset([*_SECONDS_PER, *_MEASURE_KEYS, "percent", "degree"])
 
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
@@ -4316,6 +4326,14 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(found.kind, "entity")          # the same officer, two names
         reader = EmbeddingReader(HashingEmbedder())
         self.assertIn("Lena Ortiz", reader.read("Who is the CFO of Acme Robotics?", ceo + " " + cfo).text)
+
+    def test_a_number_joined_to_a_noun_names_a_kind(self) -> None:
+        one, two = ("Rent for a one-bedroom flat rises to £1,350 per month.",   # 'one-bedroom': one of the flats
+                    "Rent for a two-bedroom flat is £1,800 per month.")
+        self.assertIsNone(self.pair(one, two, "How much is the monthly rent for a one-bedroom flat?"))
+        self.assertIsNotNone(self.pair(one, "Rent for a one-bedroom flat is £1,200 per month.",
+                                       "How much is the monthly rent for a one-bedroom flat?"))
+        self.assertEqual(label_keys("a 24-month warranty on a 3-star hotel"), {"star#3"})   # a duration is none
 
     def test_a_whole_beside_the_part_asked_is_no_claim(self) -> None:
         # asked the Munich office, a sentence giving Munich's share of a company-wide figure claims only that share
