@@ -550,9 +550,11 @@ class Quantity:
                                     # quarter without its year: see agree()
 
 
+# ('goes up to $2,000' says it rose, not that it is at most $2,000)
 _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|roughly|nearly|almost|some|circa"
                        r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
-                       r"|(?P<under>under|less than|fewer than|below|at most|up to"
+                       r"|(?P<under>under|less than|fewer than|below|at most"
+                       r"|(?<!go )(?<!goes )(?<!went )(?<!gone )(?<!going )(?<!moves )(?<!moved )up to"
                        r"|(?:no|not|never)\s+(?:[a-z]+\s+)?(?:more than|over|above|exceed(?:ing)?)))\s*$", re.I)
 _HEDGE_MARKS = {"about": "~", "over": ">", "under": "<"}
 _TRAILING_HEDGE_RE = re.compile(r"\s+(?:or|and)\s+(?:(?P<over>more|above|over|higher|greater|up|older|longer)"
@@ -4377,6 +4379,9 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The Team plan includes 1 TB of storage.",   # the value it replaces is no agreement
                           "The Team plan now includes 2 TB of storage, up from 1 TB.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("1 TB",), ("2 TB",)))
+        found = self.pair("The plan has a $1,500 deductible.", "The plan's deductible goes up to $2,000.")   # a rise,
+        self.assertEqual((found.claims_a, found.claims_b), (("$1,500",), ("$2,000",)))   # not 'at most $2,000'
+        self.assertEqual([q.hedge for q in extract_quantities("Uploads of up to 2 GB are allowed.")], ["<"])
         found = self.pair("The X200 comes with a 12-month warranty.", "The X200 has a two-year warranty.")
         self.assertEqual((found.kind, found.claims_a, found.claims_b), ("numerical", ("12-month",), ("two-year",)))
 
