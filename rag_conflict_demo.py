@@ -2515,6 +2515,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
         headed = _headed(sentence, question) if sentence.row else ()
         parts = _parts_named(amounts, placed)
+        # (a table row's cells are no clauses)
         elsewhere = bool(question.named) and not sentence.row and not question.named.isdisjoint(sentence.words)
         for q, qual in amounts + asked:
             if headed and q not in headed:
@@ -2522,8 +2523,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             if parts and q.unit in parts and not names_asked(qual, placed):
                 continue                               # the company's 1,500, asked Munich's 200 of them
             if elsewhere and about_another_name(sentence.text, q, question.named, query_words, sentence.words):
-                continue                               # Germany's population, asked Berlin's (a row's cells
-                                                       # are no clauses)
+                continue                               # Germany's population, asked Berlin's
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q)) or (question.priced and concession(qual, question))):
                 continue                               # the Starter plan's price, asked about the Team plan
