@@ -1493,6 +1493,9 @@ _APART_RE = re.compile(rf"(?P<year>(?:19|20)\d{{2}})|(?P<fy>fy\d{{2,4}})|(?P<qua
 _PATH_RE = re.compile(r"(?<![\w./:])/[A-Za-z0-9_{}.-]+(?:/[A-Za-z0-9_{}.-]+)*")
 
 
+_PERIOD_KINDS = ("year", "fy", "quarter")        # subject_kind's periods: they tell when, not what
+
+
 def subject_kind(qualifier: str) -> str | None:
     """The kind of subject a qualifier names, when it sets figures apart: a year, a quarter, a numbered
     label ('season'), a line of _SUBJECT_KINDS (plans, audiences...); None for a proper noun, which also
@@ -1553,9 +1556,15 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
     right_clause = right_text[:right_break.start()] if right_break else right_text
     breaks = list(_CLAUSE_BREAK_RE.finditer(left_text))
     clause_left = left_text[breaks[-1].end():].split() if breaks else []
+
+    def rest_of_clause() -> frozenset[str]:
+        """When the words near the figure name nothing, the rest of its clause may ('from 6 am to 10 pm on
+        weekdays'): no capitalised names there."""
+        rest = right_clause.split()[after:]
+        return qualifiers(" ".join(rest), proper=False) if rest else frozenset()
     if breaks and len(clause_left) < before:           # (a break beyond the words read changes nothing)
         found = (qualifiers(" ".join([*clause_left, *own_text, *right_clause.split()[:after]]))
-                 or qualifiers(" ".join(right_clause.split()[after:]), proper=False))   # (as below)
+                 or rest_of_clause())
         after_comma = breaks[-1].group()[0] == ","
         if found and after_comma:
             kinds = {subject_kind(x) for x in found}
@@ -1569,9 +1578,7 @@ def figure_qualifiers(sentence: str, q: Quantity, before: int = 8, after: int = 
             right = short
         else:
             return qualifiers(" ".join(left + own_text + short)) | qualifiers(" ".join(right), proper=False)
-    # ... and if those name nothing, the rest of its clause may ('from 6 am to 10 pm on weekdays')
-    return (qualifiers(" ".join(left + own_text + right))
-            or qualifiers(" ".join(right_clause.split()[after:]), proper=False))
+    return qualifiers(" ".join(left + own_text + right)) or rest_of_clause()
 
 
 _CLAUSE_BREAK_RE = re.compile(r"[,;]\s|\s(?:and|while|but|whereas)\s", re.I)
@@ -2144,7 +2151,7 @@ def change_subjects(sentence: str) -> frozenset[str]:
         for at in (n for n, w in enumerate(words) if w in _CHANGE_WORDS):
             near = words[max(0, at - 8):at + 4]
             found |= {singular(w) for w in near} & _WEEKDAYS.keys()
-            found |= {q for q in subjects_named(" ".join(near)) if subject_kind(q) not in ("year", "fy", "quarter")}
+            found |= {q for q in subjects_named(" ".join(near)) if subject_kind(q) not in _PERIOD_KINDS}
     return frozenset(found)
 
 
@@ -2327,7 +2334,7 @@ class Question:
     @functools.cached_property
     def placed(self) -> frozenset[str]:
         """Its subjects other than periods: what a part of a larger figure names ('munich@office')."""
-        return frozenset(s for s in self.subjects if subject_kind(s) not in ("year", "fy", "quarter"))
+        return frozenset(s for s in self.subjects if subject_kind(s) not in _PERIOD_KINDS)
 
     def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
         """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
@@ -2515,15 +2522,14 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
         bound = question.bound if question.bound and stated_bound(sentence.text) == question.bound else ""
         headed = _headed(sentence, question) if sentence.row else ()
         parts = _parts_named(amounts, placed)
-        # (a table row's cells are no clauses)
-        elsewhere = bool(question.named) and not sentence.row and not question.named.isdisjoint(sentence.words)
         for q, qual in amounts + asked:
             if headed and q not in headed:
                 continue                               # a row's Seats, asked its Price
             if parts and q.unit in parts and not names_asked(qual, placed):
                 continue                               # the company's 1,500, asked Munich's 200 of them
-            if elsewhere and about_another_name(sentence.text, q, question.named, query_words, sentence.words):
-                continue                               # Germany's population, asked Berlin's
+            # Germany's population, asked Berlin's (a table row's cells are no clauses)
+            if not sentence.row and about_another_name(sentence.text, q, question.named, query_words, sentence.words):
+                continue
             if (off_subject(qual, subjects) or not question.takes(q) or (counting and not _counts(q, question.counted))
                     or (measuring and other_measure(sentence, q)) or (question.priced and concession(qual, question))):
                 continue                               # the Starter plan's price, asked about the Team plan
@@ -3318,7 +3324,7 @@ class EmbeddingReader:
         common = lowercase_words(context) if kind == "name" else frozenset()
         full_names = kind == "name" and not _PLACE_QUESTION_RE.search(question)   # a place is often one word
         present = not _PAST_QUESTION_RE.search(question)   # 'Who is the CEO?', not 'Who was the CEO in 2019?'
-        asked_period = any(subject_kind(x) in ("year", "fy", "quarter") for x in asked.subjects)
+        asked_period = any(subject_kind(x) in _PERIOD_KINDS for x in asked.subjects)
         answers, typed = list(spans), [0] * len(spans)   # 1: holds what is asked; 2: the more telling form
         stated: list[list[Quantity] | list[str]] = [[] for _ in spans]   # its answer: figures, or a name's words
         years: list[int | None] = [None] * len(spans)  # the year a candidate's figure is of, if it says
