@@ -2174,6 +2174,7 @@ class DocClaims:
     rounded: dict[str, tuple[tuple[Quantity, float], ...]] = field(default_factory=dict)   # by unit: figures
                                                      # written with a magnitude, each with its rounding
     echoed: bool = False                             # read by another page's words (ConflictDetector._detect)
+    common: frozenset[str] = frozenset()             # words the document writes in lower case (name questions)
 
     @functools.cached_property
     def subjects(self) -> frozenset[str]:
@@ -2336,6 +2337,19 @@ class Question:
         """Its subjects other than periods: what a part of a larger figure names ('munich@office')."""
         return frozenset(s for s in self.subjects if subject_kind(s) not in _PERIOD_KINDS)
 
+    def named_as_written(self, pages: Iterable[tuple[frozenset[str], frozenset[str]]]) -> Question:
+        """The question with the subject that its pages name, when it is typed in lower case ('when is
+        season 3 of grace and frankie released'): its words that the pages (written_forms of each) write
+        capitalised and never in lower case. Itself when it capitalises its subject, or names none."""
+        if self.named or not self.words:
+            return self
+        capitalised, lower = set(), set()
+        for caps, lows in pages:
+            capitalised |= caps
+            lower |= lows
+        named = frozenset(w for w in self.words if w in capitalised and w not in lower)
+        return replace(self, named=named) if named and named != self.words else self
+
     def holds_a_state_asked(self, states: Iterable[tuple[int, int]]) -> bool:
         """Whether any of states (row, side) stands in a row of the question's state words: 'closed' holds
         'open' of 'Is the museum open?' (the state is what two answers say differently)."""
@@ -2355,6 +2369,12 @@ class Question:
         return not (self.place or (self.counts and q.unit in _NOT_COUNTS)
                     or (self.counts == "things" and (q.unit in _MEASURE_UNITS or measure in _SECONDS_PER))
                     or (self.units and measure not in self.units))
+
+
+def written_forms(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Stems of the words text capitalises (not a first word) and of those it writes in lower case."""
+    return (frozenset(stem(w.lower()) for w in _CAPITALISED_RE.findall(text)),
+            frozenset(map(stem, lowercase_words(text))))
 
 
 def covers(question: Question, claims: DocClaims) -> bool:
@@ -2561,7 +2581,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                      frozenset(said), signals,
                      frozenset().union(*(states_asked(s, question) for s in chosen)) | _priced(figures, question),
                      names, frozenset().union(*(s.words for s in chosen)) - {stem(s) for s in signals}, query_words,
-                     {u: tuple(f) for u, f in rounded.items()}, bool(question.echo))
+                     {u: tuple(f) for u, f in rounded.items()}, bool(question.echo), common)
 
 
 def names_asked(qual: frozenset[str], subjects: frozenset[str]) -> bool:
@@ -2837,6 +2857,10 @@ class ConflictDetector:
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
                 query: str | None) -> ConflictReport:
         question = Question.of(query)
+        if question.words and not question.named:   # typed in lower case: the subject as the pages write it
+            question = question.named_as_written(self._cached(("forms", c.document.text),
+                                                              lambda c=c: written_forms(c.document.text))
+                                                 for c in contexts)
         claims = [self._claims(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         lead = next((n for n, c in enumerate(claims) if c.sentences), None)
@@ -2943,7 +2967,7 @@ class ConflictDetector:
             return ConflictPair(a.doc_id, b.doc_id, "state",
                                 f"opposite states: {', '.join(found[0])} vs {', '.join(found[1])}",
                                 topic_sim, tuple(found[0]), tuple(found[1]))
-        apart = names_apart(a.names, b.names)
+        apart = names_apart(a.names - b.common, b.names - a.common)
         if apart:
             shown_a, shown_b = tuple(sorted(apart[0]))[:6], tuple(sorted(apart[1]))[:6]
             return ConflictPair(a.doc_id, b.doc_id, "entity",
@@ -5273,6 +5297,27 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The deadline is December 20, 2024.", "The deadline moved to January 10, 2025.",
                           "When is the deadline?")          # a date's own year is not another period
         self.assertEqual(found.claims_b, ("January 10, 2025",))
+
+    def test_a_question_in_lower_case_names_its_subject_as_its_pages_do(self) -> None:
+        pages = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
+                 (("a", "Season 3 of Grace and Frankie premiered on Netflix."),
+                  ("b", "The series follows Grace Hanson, a retired cosmetics mogul, and Frankie Bergstein."))]
+        near = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
+        for query in ("When was season 3 of Grace and Frankie released?",   # 'retired' of a sentence only on
+                      "when was season 3 of grace and frankie released?"):   # the subject is no revision
+            self.assertFalse(ConflictDetector().detect(pages, near, query).has_conflict, query)
+        self.assertEqual(Question.of("when was grace and frankie released").named_as_written(
+            [written_forms("The show Grace and Frankie was released in 2015; its seasons ran to 2022.")]).named,
+            {"grace", "franki"})                      # 'seasons' is written in lower case: no name
+        self.assertEqual(Question.of("when was it released").named_as_written([written_forms("It was.")]).named,
+                         frozenset())
+
+    def test_a_word_either_page_writes_in_lower_case_is_no_name(self) -> None:
+        query = "Which GitHub repo has the most stars?"
+        self.assertEqual(self.pair("Journey through the most starred repos on GitHub.",
+                                   "Users give the most stars to repos on GitHub.", query).kind, "entity")
+        self.assertIsNone(self.pair("Journey through the most starred repos on GitHub.",
+                                    "Users give the most stars to repos on GitHub; the journey starts here.", query))
 
     def test_topic_gate(self) -> None:
         docs = [RetrievedContext(Document(i, i, t), 1.0) for i, t in
