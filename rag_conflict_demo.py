@@ -2826,6 +2826,26 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
 _MISSING = object()
 
 
+def _time_or_none(stamp: str) -> datetime | None:
+    try:
+        return parse_timestamp(stamp)
+    except ValueError:
+        return None                                    # the resolver names the bad stamp
+
+
+def revises_a_later_page(pair: ConflictPair, dated: Mapping[str, datetime | None]) -> bool:
+    """A signal pair whose revision word (no longer, replaced...), on one side only, stands on the page
+    dated before the other: a revision says an earlier statement no longer holds, and a later page is none
+    (it was written after the change; recency would drop the page that tells of it)."""
+    if pair.kind != "signal":
+        return False
+    revising_a, revising_b = (not _REVISION_TOKENS.isdisjoint(side) for side in (pair.claims_a, pair.claims_b))
+    if revising_a == revising_b:
+        return False                                   # a negation on one side only, or revisions on both
+    reviser, other = (pair.a, pair.b) if revising_a else (pair.b, pair.a)
+    return None not in (dated[reviser], dated[other]) and dated[reviser] < dated[other]
+
+
 class ConflictDetector:
     """Flags pairs of retrieved documents that contradict each other on what the query asks.
 
@@ -2912,6 +2932,9 @@ class ConflictDetector:
             ids[rows].tolist(), ids[cols].tolist(), _gather(verdicts, "kind", used).tolist(),
             _gather(verdicts, "reason", used).tolist(), sims[rows, cols].tolist(),
             _gather(verdicts, "claims_a", used).tolist(), _gather(verdicts, "claims_b", used).tolist())))
+        if any(p.kind == "signal" for p in pairs):
+            dated = {c.document.doc_id: _time_or_none(c.document.timestamp) for c in contexts}
+            pairs = tuple(p for p in pairs if not revises_a_later_page(p, dated))
         return ConflictReport(bool(pairs), pairs, examined)
 
     def _says_no_word_of(self, doc: Document, question: Question) -> bool:
@@ -5311,6 +5334,19 @@ class TestDetector(unittest.TestCase):
             {"grace", "franki"})                      # 'seasons' is written in lower case: no name
         self.assertEqual(Question.of("when was it released").named_as_written([written_forms("It was.")]).named,
                          frozenset())
+
+    def test_a_revision_word_revises_only_an_earlier_page(self) -> None:
+        near = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
+        # the revision against an earlier page, an undated one, and a later one (no earlier statement)
+        for said, revised, flagged in (("2022-01-10", "2024-05-01", True), ("", "2024-05-01", True),
+                                       ("2024-05-01", "2022-01-10", False)):
+            pages = [RetrievedContext(Document("a", "a", "Employees must work from the office three days a "
+                                               "week.", said), 1.0),
+                     RetrievedContext(Document("b", "b", "Employees are no longer required to work from the "
+                                               "office.", revised), 1.0)]
+            report = ConflictDetector().detect(pages, near)
+            self.assertEqual(report.has_conflict, flagged, (said, revised))
+            self.assertEqual([p.kind for p in report.pairs], ["signal"] if flagged else [])
 
     def test_a_word_either_page_writes_in_lower_case_is_no_name(self) -> None:
         query = "Which GitHub repo has the most stars?"
