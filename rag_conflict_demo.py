@@ -72,6 +72,7 @@ DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.65   # cosine between two documents' embeddings to compare their claims
 COVERED_TOPIC_THRESHOLD = 0.5   # ... when both documents' chosen sentences hold every word of the question
 NAMED_TOPIC_THRESHOLD = 0.3     # ... and both name one's answer (a succession), or the question asks a state
+FILL_TOPIC_THRESHOLD = 0.5      # cosine to a discarded document for a next retrieved one to be read in its place
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may return
 READER_MAX_LENGTH = 384          # tokens per window of question + context
@@ -137,8 +138,10 @@ class Cluster:
 
 @dataclass(frozen=True)
 class Resolution:
-    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order
+    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order (then any filled)
     clusters: tuple[Cluster, ...]
+    filled: tuple[RetrievedContext, ...] = ()   # next retrieved documents in the slots discarded ones left
+    passed_over: tuple[str, ...] = ()    # next retrieved doc_ids not filled in: a kept document contradicts them
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,8 @@ class RAGResponse:
     clusters: tuple[Cluster, ...]   # empty in naive mode
     context: str                    # the exact text handed to the reader
     split: bool = False             # the answer sets disagreeing sources side by side
+    filled: tuple[str, ...] = ()    # sources past the top_k read in discarded ones' slots (resolved mode)
+    passed_over: tuple[str, ...] = ()   # ... and those not read: a kept document contradicts them
 
 
 # -----------------------------------------------------------------------------
@@ -2862,20 +2867,22 @@ class ConflictDetector:
         self._verdicts: dict[Any, Any] = {}   # (DocClaims, DocClaims) -> ConflictPair or None
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
-               query: str | None = None) -> ConflictReport:
+               query: str | None = None, newcomers: int = 0) -> ConflictReport:
+        """The pairs of contexts that contradict each other on the query; with newcomers, only the pairs
+        that hold one of the last newcomers contexts (those checked against the rest)."""
         # No garbage collection inside: at large k detection builds tens of thousands of small records
         # (no reference cycles among them), and with torch loaded a full collection can cost more than
         # detection itself. Paused before anything is allocated here, so none starts on the way in.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._detect(contexts, embeddings, query)
+            return self._detect(contexts, embeddings, query, newcomers)
         finally:
             if was_enabled:
                 gc.enable()
 
     def _detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray,
-                query: str | None) -> ConflictReport:
+                query: str | None, newcomers: int = 0) -> ConflictReport:
         question = Question.of(query)
         if question.words and not question.named:   # typed in lower case: the subject as the pages write it
             question = question.named_as_written(self._cached(("forms", c.document.text),
@@ -2914,6 +2921,8 @@ class ConflictDetector:
                 gate[i, j] = not claims[i].figures.keys().isdisjoint(claims[j].figures.keys())   # days per week')
         rows, cols = np.nonzero(gate)
         upper = rows < cols                             # each pair once, in row-major order
+        if newcomers:
+            upper &= cols >= len(contexts) - newcomers   # (rows < cols: a pair holds a newcomer as cols)
         rows, cols = rows[upper], cols[upper]
         examined = len(rows)
         if not self.checks_every_pair:                  # the exact checks only where they can fire
@@ -3515,7 +3524,8 @@ class ConflictAwareRAG:
         if not query.strip():
             raise InputError("the query is empty")
         clock = time.perf_counter()
-        contexts, embeddings = self.retriever.search(query, self.top_k)
+        found, vectors = self.retriever.search(query, 2 * self.top_k)   # the next top_k fill freed slots
+        contexts, embeddings = found[:self.top_k], vectors[:self.top_k]
         self.timings_ms = {"retrieve": 1000 * (time.perf_counter() - clock)}
         clock = time.perf_counter()
         report = self.detector.detect(contexts, embeddings, query)
@@ -3526,12 +3536,44 @@ class ConflictAwareRAG:
         responses, self.timings_ms["resolve"], self.timings_ms["read"] = [], 0.0, 0.0
         for mode in modes:
             clock = time.perf_counter()
-            resolution = resolve(contexts, report) if mode == "resolved" else Resolution(tuple(contexts), ())
+            resolution = (self._filled(query, resolve(contexts, report), found, vectors) if mode == "resolved"
+                          else Resolution(tuple(contexts), ()))
             self.timings_ms["resolve"] += 1000 * (time.perf_counter() - clock)
             clock = time.perf_counter()
             responses.append(self._answer(query, mode, contexts, report, resolution))
             self.timings_ms["read"] += 1000 * (time.perf_counter() - clock)
         return responses
+
+    def _filled(self, query: str, resolution: Resolution, found: Sequence[RetrievedContext],
+                vectors: np.ndarray) -> Resolution:
+        """The resolution with the slots its discarded documents left filled by the next retrieved ones, in
+        rank order, each that no kept or filled document contradicts (checked like the first top_k): a
+        dropped stale page does not shrink the reader's context, nor take a fact only it shared with others."""
+        freed = self.top_k - len(resolution.kept)
+        index = {c.document.doc_id: n for n, c in enumerate(found)}
+        gone = [index[d] for c in resolution.clusters for d in c.discarded]
+        near = (vectors[self.top_k:self.top_k + freed] @ vectors[gone].T >= FILL_TOPIC_THRESHOLD).any(axis=1)
+        spare = [self.top_k + n for n in np.flatnonzero(near).tolist()]   # on a discarded one's topic
+        if not spare:
+            return resolution
+        kept = [index[c.document.doc_id] for c in resolution.kept]
+        report = self.detector.detect([found[n] for n in kept + spare], vectors[kept + spare], query,
+                                      newcomers=len(spare))
+        against: dict[str, set[str]] = {}
+        for p in report.pairs:
+            against.setdefault(p.a, set()).add(p.b)
+            against.setdefault(p.b, set()).add(p.a)
+        taken = {found[n].document.doc_id for n in kept}
+        filled, passed_over = [], []
+        for n in spare:
+            doc_id = found[n].document.doc_id
+            if against.get(doc_id, set()) & taken:
+                passed_over.append(doc_id)
+            else:
+                filled.append(found[n])
+                taken.add(doc_id)
+        return replace(resolution, kept=resolution.kept + tuple(filled), filled=tuple(filled),
+                       passed_over=tuple(passed_over))
 
     def _answer(self, query: str, mode: str, contexts: Sequence[RetrievedContext],
                 report: ConflictReport, resolution: Resolution) -> RAGResponse:
@@ -3557,8 +3599,9 @@ class ConflictAwareRAG:
                 # no one answer is surer than its share: the least sure side's confidence, split among the answers
                 confidence, split_answer = min(a.confidence for _, a in sides if a.text) / len(said), True
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
-                           _warning(mode, report, resolution, contexts), tuple(contexts), report,
-                           resolution.clusters, context, split_answer)
+                           _warning(mode, report, resolution, contexts), tuple(contexts) + resolution.filled,
+                           report, resolution.clusters, context, split_answer,
+                           tuple(c.document.doc_id for c in resolution.filled), resolution.passed_over)
 
 
 def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
@@ -3630,6 +3673,10 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             dropped = f"; discarded {len(c.discarded)} that a newer one contradicts: {', '.join(c.discarded)}"
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.kept)} kept side by side{dropped if c.discarded else ''}.")
+    if resolution.filled:
+        notes.append(f"Read the next retrieved in their place: {', '.join(c.document.doc_id for c in resolution.filled)}.")
+    if resolution.passed_over:
+        notes.append(f"Passed over {', '.join(resolution.passed_over)}: a kept document contradicts it.")
     return " ".join(notes)
 
 
@@ -4003,7 +4050,8 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     discarded = {d for c in r.clusters for d in c.discarded}
     for c in r.sources:
         d = c.document
-        mark = "  (discarded)" if d.doc_id in discarded else ""
+        mark = "  (discarded)" if d.doc_id in discarded else "  (read in a discarded one's place)" if (
+            d.doc_id in r.filled) else ""
         lines.append(f"  [{c.score:.3f}] {_shorten(d.title, 60)} ({d.timestamp or 'undated'}){mark}")
     if r.report.pairs:
         lines.append(f"{p.label}Conflict pairs:{p.reset}")
@@ -4027,7 +4075,8 @@ def response_json(r: RAGResponse) -> dict[str, Any]:
                        "topic_sim": round(p.topic_sim, 6), "claims_a": list(p.claims_a),
                        "claims_b": list(p.claims_b)} for p in r.report.pairs],
             "clusters": [{"members": list(c.members), "kept": list(c.kept), "discarded": list(c.discarded),
-                          "strategy": c.strategy, "note": c.note} for c in r.clusters]},
+                          "strategy": c.strategy, "note": c.note} for c in r.clusters],
+            "filled": list(r.filled), "passed_over": list(r.passed_over)},
         "sources": [{"doc_id": c.document.doc_id, "title": c.document.title,
                      "timestamp": c.document.timestamp, "score": round(c.score, 6)} for c in r.sources],
         "warning": r.warning,
@@ -4041,7 +4090,8 @@ def report_record(responses: Sequence[RAGResponse]) -> dict[str, Any]:
     return {"query": resolved.query, "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "pairs_examined": resolved.report.pairs_examined, "pairs": as_json["pairs"],
             "clusters": as_json["clusters"],
-            "discarded": [d for c in resolved.clusters for d in c.discarded]}
+            "discarded": [d for c in resolved.clusters for d in c.discarded],
+            "filled": as_json["filled"], "passed_over": as_json["passed_over"]}
 
 
 # -----------------------------------------------------------------------------
@@ -5552,6 +5602,29 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual(resolved.conflict, "RESOLVED", title)
             self.assertIn(want, resolved.context, title)    # the newer document reached the reader
             self.assertEqual(len(resolved.clusters[0].discarded), 1, title)
+
+    def test_the_next_retrieved_fill_discarded_ones_places(self) -> None:
+        docs = [Document(i, i, t, stamp) for i, t, stamp in (
+            ("a1", "Acme's revenue was $4.2M.", "2022-03-01"), ("a2", "Acme's revenue was $5.0M.", "2023-03-01"),
+            ("a3", "Acme's revenue was $6.8M.", "2024-03-01"), ("a4", "Acme's office is in Oslo.", ""),
+            ("s1", "Acme's revenue was $4.2M, an old filing says.", ""),   # contradicts a3: passed over
+            ("s2", "Acme's revenue was $6.8M, its 2024 filing says.", ""), ("s3", "Acme sells tea.", ""))]
+        rag = ConflictAwareRAG(Retriever(docs, FlatEmbedder()), ConflictDetector(), EmbeddingReader(HashingEmbedder()),
+                               top_k=4)                  # all alike: ranked by doc_id
+        naive, resolved = rag.ask("What was Acme's revenue?")
+        self.assertEqual(resolved.clusters[0].discarded, ("a1", "a2"))
+        self.assertEqual((resolved.filled, resolved.passed_over), (("s2",), ("s1",)))   # two places: two
+        self.assertIn("its 2024 filing", resolved.context)                            # next retrieved
+        self.assertNotIn("old filing", resolved.context)
+        self.assertNotIn("filing", naive.context)        # naive reads the top_k only
+        self.assertEqual([c.document.doc_id for c in resolved.sources], ["a1", "a2", "a3", "a4", "s2"])
+        self.assertIn("Passed over s1", resolved.warning)
+        self.assertEqual(response_json(resolved)["conflict"]["filled"], ["s2"])
+        far = np.array([[1.0, 0.0]] * 4 + [[0.0, 1.0]] * 3, dtype=np.float32)   # next ones on another topic:
+        rag = ConflictAwareRAG(Retriever(docs, FlatEmbedder(), far), ConflictDetector(),   # not read
+                               EmbeddingReader(HashingEmbedder()), top_k=4)
+        rag.retriever.search = lambda query, k: ([RetrievedContext(d, 1.0) for d in docs][:k], far[:k])
+        self.assertEqual(rag.ask("What was Acme's revenue?")[1].filled, ())
 
     def test_reader_asked_hours_takes_times_of_day(self) -> None:
         context = ("Effective March 1, employees are expected in the office four days per week.\n\n"
