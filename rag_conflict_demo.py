@@ -1002,6 +1002,8 @@ _REVISION_TOKENS = frozenset({"revised", "restated", "corrected", "amended", "re
                               "stopped offering", "stopped serving", "stopped selling", "stopped supporting",
                               "stopped accepting", "stopped providing", "lifted", "scrapped"})
 CONTRADICTION_SIGNALS = _NEGATION_TOKENS | _REVISION_TOKENS
+# revision words that say what kind of answer changed (answer_kind): a name (or a place), a moment
+_REVISED_KIND = {"renamed": "name", "relocated": "name", "rescheduled": "moment"}
 
 # Each row: words for one state, words for its opposite (a phrase joined by '_'). A claim in one column
 # against a claim in the other, on the same topic, is a contradiction even when no number or negation is
@@ -2569,11 +2571,13 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
             elif slack := _rounding(q):               # '2.5 million': 2,450,000 to 2,550,000
                 rounded.setdefault(q.unit, []).append((q, slack))
     # a revision word the question says itself is none ('Can therapy reverse aging?'), but 'dropped
-    # support' still is one when the question asks about 'support'
+    # support' still is one when the question asks about 'support'; one that says what kind of thing
+    # changed is none for a question asking another kind ('the title was renamed', asked when it came out)
     signals = frozenset(signal for signal in frozenset().union(*(s.signals for s in chosen
                                                                   if question.on_what_is_asked(s.words)
                                                                   and s.text not in aside))
-                        if not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
+                        if (not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
+                        and _REVISED_KIND.get(signal, asks) == asks)
     names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
     if kinds := asked_contacts(query_words):         # 'What is the support e-mail address?' (asked the
         names |= frozenset(c for s in chosen for c in contacts(s.text)   # phone, an e-mail is no answer)
@@ -5163,6 +5167,10 @@ class TestDetector(unittest.TestCase):
                                     "Can gene therapy reverse aging?"))   # the question's own word is no signal
         self.assertIsNone(self.pair("The XML format is no longer supported.", "Version 3 returns 200 orders a page.",
                                     "Is the XML format supported?"))   # one side says nothing about it
+        said, renamed = "The film Emoji Movie: Express Yourself opens in July.", "The film was renamed The Emoji Movie."
+        self.assertEqual(self.pair(said, renamed, "What is the film called?").claims_b, ("renamed",))
+        self.assertIsNone(self.pair(said, renamed, "When does the film open?"))   # a name changed, not a moment
+        self.assertEqual(answer_kind("Where is the conference?"), "name")           # (a place is asked as one)
         found = self.pair("Authentication uses API keys.", "Authentication uses OAuth tokens; API keys are "
                           "deprecated.", "How does authentication work?")   # an end of life is a revision
         self.assertEqual((found.kind, found.claims_b), ("signal", ("deprecated",)))
