@@ -3355,7 +3355,7 @@ class EmbeddingReader:
         return self._figures[key]
 
     def read(self, question: str, context: str) -> Answer:
-        asked = Question.of(question)
+        asked = Question.of(question).named_as_written([written_forms(context)])   # (if typed in lower case)
         query_words = asked.words
         spans = candidate_spans(context)
         rows = table_rows(context)                     # a table row is read with its header ...
@@ -5656,6 +5656,9 @@ class TestPipeline(unittest.TestCase):
         context = "The director of the agency leads the agency. The current director is Kash Patel."
         self.assertEqual(reader.read("Who is the director of the agency?", context).text,   # a name answers,
                          "The current director is Kash Patel.")                     # not the question restated
+        context = "Germany has a population of 84 million, and its capital is Berlin. The city is home to 3.9 million."
+        for asked in ("What is the population of Berlin?", "what is the population of berlin?"):   # (as typed)
+            self.assertEqual(reader.read(asked, context).text, "3.9 million", asked)
         context = "In 2020 the town had 12,000 residents. In 2024 the town had 13,500 residents."
         self.assertEqual(reader.read("How many residents does the town have?", context).text,   # no year asked:
                          "13,500 residents")            # the latest
