@@ -6,8 +6,9 @@ contradict each other (a restated figure, a reversed policy, a raised limit) the
 often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
 and the reader: it detects contradicting pairs among the retrieved documents (reusing the
 retriever's embeddings), groups them into clusters, drops the older side of every contradiction
-that dates decide (only the documents that a newer one contradicts), and shows the claims side by
-side where they cannot. Every mode runs on a CPU.
+that dates decide (only the documents that a newer one contradicts), reads the next retrieved
+documents on their topic in the places they leave if no kept one contradicts them, and shows the
+claims side by side where dates cannot decide. Every mode runs on a CPU.
 
 Usage:
     $ python rag_conflict_demo.py                      # three scenarios, NAIVE vs RESOLVED panels
@@ -5884,6 +5885,7 @@ class TestOutputs(CLITestCase):
             self.assertEqual(set(run), {"mode", "answer", "confidence", "conflict", "sources", "warning"})
             self.assertTrue(0.0 <= run["confidence"] <= 1.0)
             self.assertEqual(set(run["sources"][0]), {"doc_id", "title", "timestamp", "score"})
+            self.assertEqual(set(run["conflict"]), {"detected", "pairs", "clusters", "filled", "passed_over"})
             pair = run["conflict"]["pairs"][0]
             self.assertEqual((pair["a"], pair["b"], pair["kind"]), ("p1", "p2", "numerical"))
             self.assertIsInstance(pair["topic_sim"], float)
@@ -5899,6 +5901,7 @@ class TestOutputs(CLITestCase):
         lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
         self.assertEqual(len(lines), 2)
         self.assertEqual((lines[0]["discarded"], lines[0]["pairs"][0]["kind"]), (["p1"], "numerical"))
+        self.assertEqual((lines[0]["filled"], lines[0]["passed_over"]), ([], []))
 
     def test_surface_strategy_shows_both_claims(self) -> None:
         # same date, and opinions: recency must not decide
