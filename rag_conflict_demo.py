@@ -2285,6 +2285,8 @@ def _counts(q: Quantity, counted: frozenset[str]) -> bool:
 
 _ACRONYM_RE = re.compile(r"\b([A-Z]{3,4})s?\b")
 _CAPITALISED_RE = re.compile(r"(?<=\s)[A-Z][\w'’-]*")   # not the first word
+_WHO_RE = re.compile(r"\W*(?:who|whom|whose)\b", re.I)
+_QUOTED_RE = re.compile(r"[“\"][^”\"“]{1,80}[”\"]")   # a title or a word cited: 'the “Cast” credits'
 
 
 # 'much' of 'how much', 'many' of 'how many': the form of the answer, not a word a sentence on it holds
@@ -2316,6 +2318,7 @@ class Question:
     units: frozenset[str] = frozenset()              # _ASKED_UNITS: the units its answer can be in, if it says
     measures: frozenset[int] = frozenset()           # measures_named: what it asks, 'revenue'
     officers: frozenset[str] = frozenset()           # officer_roles: 'f' of 'Who is the CFO?'
+    who: bool = False                                # asks who: a person or group, never a quoted title
 
     @classmethod
     def of(cls, query: str | None) -> Question:
@@ -2334,7 +2337,7 @@ class Question:
                    counted=counted_noun(query) if _HOW_MANY_RE.search(query) else frozenset(),
                    priced=bool(_PRICE_QUESTION_RE.search(query)), measures=measures_named(query),
                    units=frozenset().union(*(_ASKED_UNITS.get(w, ()) for w in tokens(query))),
-                   officers=officer_roles(query))
+                   officers=officer_roles(query), who=bool(_WHO_RE.match(query)))
 
     def another_officer(self, text: str) -> bool:
         """Whether text names only other chief officers than the one asked: the CEO, asked the CFO."""
@@ -2579,7 +2582,10 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                                                                   and s.text not in aside))
                         if (not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
                         and _REVISED_KIND.get(signal, asks) == asks)
-    names = find_names(" ".join(s.text for s in chosen), query_words, common) if asks == "name" else frozenset()
+    said_text = " ".join(s.text for s in chosen)
+    if question.who:                                   # who plays Marilyn: not the page's “Cast” heading
+        said_text = _QUOTED_RE.sub(lambda m: " " * len(m.group()), said_text)
+    names = find_names(said_text, query_words, common) if asks == "name" else frozenset()
     if kinds := asked_contacts(query_words):         # 'What is the support e-mail address?' (asked the
         names |= frozenset(c for s in chosen for c in contacts(s.text)   # phone, an e-mail is no answer)
                            if c.partition(":")[0] in kinds)
@@ -5406,6 +5412,16 @@ class TestDetector(unittest.TestCase):
             report = ConflictDetector().detect(pages, near)
             self.assertEqual(report.has_conflict, flagged, (said, revised))
             self.assertEqual([p.kind for p in report.pairs], ["signal"] if flagged else [])
+
+    def test_a_quoted_name_answers_no_who_question(self) -> None:
+        asked = "Who plays Marilyn in Battle of the Sexes?"
+        self.assertIsNone(self.pair("Battle of the Sexes (2017): Andrea Riseborough as Marilyn Barnett.",
+                                    "Battle of the Sexes (2017) “Cast” credits for Marilyn.", asked))
+        self.assertEqual(self.pair("Battle of the Sexes (2017): Andrea Riseborough as Marilyn Barnett.",
+                                   "Battle of the Sexes (2017): Emma Stone as Marilyn.", asked).kind, "entity")
+        found = self.pair("The award went to “War Is Over”.", "The award went to “The Windshield Wiper”.",
+                          "What film won the award?")   # a title answers a what-question
+        self.assertEqual((found.kind, found.claims_a), ("entity", ("over", "war")))
 
     def test_a_word_either_page_writes_in_lower_case_is_no_name(self) -> None:
         query = "Which GitHub repo has the most stars?"
