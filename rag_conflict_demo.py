@@ -1613,6 +1613,8 @@ def _clause_span(text: str, q: Quantity) -> tuple[int, int]:
 
 _RELATIVE_CLAUSE_RE = re.compile(r",\s+(?:which|who|whose|where)\s[^,;]*,")   # ', which includes Springfield,'
 _LEADING_NAME_RE = re.compile(r"\W*(?:(?:the|a|an|in|at|for|of|and|but|while|whereas)\s+)*([A-Z][\w'’-]*)")
+_RELATIVE_START_RE = re.compile(r"\s*(?:which|who|whose|where)\b")
+_NAME_BEFORE_RE = re.compile(r"([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)\W*$")   # 'Rowan County, '
 
 
 def about_another_name(sentence: str, q: Quantity, named: frozenset[str], asked: frozenset[str],
@@ -1621,10 +1623,15 @@ def about_another_name(sentence: str, q: Quantity, named: frozenset[str], asked:
     stems) which the sentence gives only elsewhere: a clause that starts with a capitalised word none of
     the question's (asked: its stems) and holds none of the names asked. 'Germany has a population of 84
     million, and its capital is Berlin' and 'Greene County, which includes Springfield, has a population
-    of 298,000' give no figure about Berlin or Springfield; 'Revenue was $5M' is not about another.
-    words: the sentence's content words, if at hand."""
+    of 298,000' give no figure about Berlin or Springfield; 'Revenue was $5M' is not about another. A
+    relative clause is about the name before it: 'Eastvale is the seat of Rowan County, which has a
+    population of 210,000' gives Rowan County's. words: the sentence's content words, if at hand."""
     if not named or named.isdisjoint(content_words(sentence) if words is None else words):
         return False
+    start = _clause_span(sentence, q)[0]
+    if start and _RELATIVE_START_RE.match(sentence, start):
+        before = _NAME_BEFORE_RE.search(sentence, 0, start)
+        return before is not None and named.isdisjoint(content_words(before[1]))
     text = _blanked(sentence, _RELATIVE_CLAUSE_RE.finditer(sentence))   # offsets kept
     clause = _clause_of(text, q)
     lead = _LEADING_NAME_RE.match(clause)
@@ -4470,6 +4477,12 @@ class TestDetector(unittest.TestCase):
         self.assertIsNone(self.pair("Springfield has about 167,000 residents.", "Greene County, which includes "
                                     "Springfield, has a population of 298,000.",
                                     "What is the population of Springfield?"))
+        eastvale = "What is the population of Eastvale?"   # a relative clause is about the name before it
+        self.assertIsNone(self.pair("Eastvale has a population of about 58,000.", "Eastvale is the seat of Rowan "
+                                    "County, which has a population of 210,000.", eastvale))
+        found = self.pair("Eastvale has a population of about 58,000.", "The town of Eastvale, which has a "
+                          "population of 61,000, is the county seat.", eastvale)
+        self.assertEqual(found.claims_b, ("61,000",))
         found = self.pair(berlin, "Berlin's population is now 3.9 million.", asked)   # Berlin's own still counts
         self.assertEqual((found.claims_a, found.claims_b), (("3.7 million",), ("3.9 million",)))
         found = self.pair("Revenue was $5M.", "Acme's revenue was $6M, while Globex reported $3M.",
