@@ -556,9 +556,10 @@ class Quantity:
                                     # quarter without its year: see agree()
 
 
-# ('goes up to $2,000' says it rose, not that it is at most $2,000)
+# ('goes up to $2,000' says it rose, not that it is at most $2,000; 'starts at $50' is at least $50)
 _HEDGE_RE = re.compile(r"\b(?:(?P<about>about|around|approximately|approx\.?|roughly|nearly|almost|some|circa"
-                       r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of)"
+                       r"|close to)|(?P<over>over|more than|above|at least|exceeding|upwards of"
+                       r"|(?:starts?|starting|begins?|beginning)\s+at)"
                        r"|(?P<under>under|less than|fewer than|below|at most"
                        r"|(?<!go )(?<!goes )(?<!went )(?<!gone )(?<!going )(?<!moves )(?<!moved )up to"
                        r"|(?:no|not|never)\s+(?:[a-z]+\s+)?(?:more than|over|above|exceed(?:ing)?)))\s*$", re.I)
@@ -4877,9 +4878,12 @@ class TestDetector(unittest.TestCase):
                     ("Passwords need at least 8 characters.", "Passwords need at least 12 characters."),
                     ("Over 30 countries allow it, 32 countries by one count.", "38 countries allow it."),
                     ("Standard shipping takes 3-5 business days.", "Standard shipping takes 5-7 business days."),
-                    ("Orders over $25 ship free.", "Orders of $35 or more ship free."))   # a hedge after it
+                    ("Orders over $25 ship free.", "Orders of $35 or more ship free."),   # a hedge after it
+                    ("Free shipping applies to orders over $35.", "Free shipping now starts at $50."))   # a start
         self.assertEqual([(q.text, q.hedge) for q in extract_quantities("$35 or more, 2 GB or less, ages 18 and up")],
                          [("$35 or more", ">"), ("2 GB or less", "<"), ("18 and up", ">")])
+        self.assertEqual([(q.text, q.hedge) for q in extract_quantities("Plans start at $9 per month.")],
+                         [("start at $9 per month", ">")])
         for text_a, text_b in clashing:
             self.assertIsNotNone(self.pair(text_a, text_b), text_a)
         # asked a maximum, a sentence that names one states it, hedged or not: two maximums disagree
