@@ -1391,6 +1391,7 @@ _SUBJECT_KINDS = {singular(w): f"kind{n}" for n, line in enumerate("""
     express economy overnight
     men women boys girls children kids adults seniors students
     single daily weekly monthly quarterly annual yearly
+    individual family couple
     weekday weekend
     minimum maximum average median
     domestic international
@@ -4633,6 +4634,11 @@ class TestDetector(unittest.TestCase):
                          "numerical")
         self.assertIsNone(self.pair("Gold members get 3 free upgrades a year.", "Silver members get 1 free upgrade a "
                                     "year.", "How many free upgrades do members get?"))
+        membership = "what does the kora membership cost per year"   # a family membership is another one
+        self.assertIsNone(self.pair("The Kora membership costs $99 per year.", "The Kora family membership costs "
+                                    "$149 per year.", membership))
+        self.assertIsNotNone(self.pair("The Kora membership costs $99 per year.", "The Kora membership now costs "
+                                       "$109 per year.", membership))
 
     def test_sandbox_and_production_are_subjects(self) -> None:
         quotas = ("Sandbox keys are limited to 50 calls per hour. Production keys are limited to 5,000 calls per hour.",
