@@ -733,7 +733,9 @@ def _prepared(text: str, calendar: Sequence[re.Match[str]] | None,
     return text, past
 
 
-# ... not 'new', 'more', 'additional': 'two new moons' counts what was added, not the moons
+# ... not 'new', 'more', 'additional': 'two new moons' counts what was added, not the moons, and claims
+# nothing about them (merge_claims leaves it out, as a replaced figure)
+_INCREMENTS = frozenset("new more additional extra fewer".split())
 _COUNT_ADJECTIVES = frozenset("known active total current existing confirmed official unique remaining separate "
                               "different full registered".split())
 
@@ -2536,7 +2538,8 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     rounded: dict[str, list[tuple[Quantity, float]]] = {}
     # asked how many of a thing, when the document counts it, its other counts are of something else: 'How
     # many nodes?' is not answered by '1,024 GPUs across 128 nodes'
-    counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures)
+    counting = bool(question.counted) and any(_counts(q, question.counted) for s in chosen for q, _ in s.figures
+                                              if q.unit not in _INCREMENTS)
     # asked for one measure (revenue), a figure whose clause names only others (net income, earnings per
     # share) is about those, and so are the revision words of a sentence of such figures
     measuring = bool(question.measures)
@@ -2548,7 +2551,7 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
     placed = question.placed
     for sentence in chosen:
         asked = sentence.moments if asks == "moment" else sentence.versions if asks == "version" else ()
-        amounts = sentence.figures
+        amounts = tuple((q, qual) for q, qual in sentence.figures if q.unit not in _INCREMENTS)
         if asks == "version":                          # a number that is a version is read as one only: not
             amounts = tuple((q, qual) for q, qual in amounts   # the bare 3.8 of 'will drop Python 3.8'
                             if not any(v.start < q.end and q.start < v.end for v, _ in asked))
@@ -3414,7 +3417,8 @@ class EmbeddingReader:
                 answers[n], typed[n] = (s + found_contact.start(), s + found_contact.end()), 2
             elif amount:
                 stems = content_words(text) if asked.named else frozenset()
-                found = [q for q in extract_quantities(text) if asked.takes(q)   # a count: no money or share
+                found = [q for q in extract_quantities(text)   # a count: no money or share, nor what was added
+                         if asked.takes(q) and q.unit not in _INCREMENTS
                          and not off_subject(qual := figure_qualifiers(text, q), asked.subjects)
                          and not (asked.priced and concession(qual, asked))   # a price for seniors
                          and (in_row.get((s, e)) or not about_another_name(text, q, asked.named, query_words, stems))
@@ -4660,6 +4664,11 @@ class TestDetector(unittest.TestCase):
                          ("14 known moons",))
         self.assertIsNone(self.pair("Neptune has 14 known moons.", "Astronomers found two new moons of Neptune.",
                                     moons))            # what was added is no total
+        found = self.pair("Neptune has 14 known moons.", "Astronomers confirmed two more moons of Neptune, bringing "
+                          "its total to 16.", moons)          # ... and the total is the claim
+        self.assertEqual((found.claims_a, found.claims_b), (("14 known moons",), ("16",)))
+        self.assertEqual(EmbeddingReader(HashingEmbedder()).read(moons, "Astronomers confirmed two more moons of "
+                                                                 "Neptune, bringing its total to 16.").text, "16")
         refund = "What is the refund window for online orders?"
         found = self.pair("Online orders can be refunded within 30 days of delivery.", "We have shortened the refund "
                           "window for online orders to 14 days. In-store purchases keep the 30-day window.", refund)
