@@ -4153,7 +4153,8 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--nli-model", metavar="NAME_OR_PATH",
                         help="add an NLI cross-encoder contradiction check (off by default)")
     pipe = parser.add_argument_group("pipeline")
-    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="documents retrieved per query")
+    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
+                      help="documents read per query (the next ones retrieved fill the places of discarded ones)")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' claims are compared")
     out = parser.add_argument_group("output")
