@@ -2854,24 +2854,24 @@ def may_conflict(claims: Sequence[DocClaims], rows: np.ndarray, cols: np.ndarray
 _MISSING = object()
 
 
-def _time_or_none(stamp: str) -> datetime | None:
+@functools.lru_cache(maxsize=4096)
+def _stamp_seconds(stamp: str) -> float:
+    """A timestamp as seconds since the epoch; nan when empty or unparseable (the resolver names a bad one)."""
     try:
-        return parse_timestamp(stamp)
+        moment = parse_timestamp(stamp)
     except ValueError:
-        return None                                    # the resolver names the bad stamp
+        return math.nan
+    return math.nan if moment is None else moment.timestamp()
 
 
-def revises_a_later_page(pair: ConflictPair, dated: Mapping[str, datetime | None]) -> bool:
-    """A signal pair whose revision word (no longer, replaced...), on one side only, stands on the page
-    dated before the other: a revision says an earlier statement no longer holds, and a later page is none
-    (it was written after the change; recency would drop the page that tells of it)."""
-    if pair.kind != "signal":
-        return False
-    revising_a, revising_b = (not _REVISION_TOKENS.isdisjoint(side) for side in (pair.claims_a, pair.claims_b))
-    if revising_a == revising_b:
-        return False                                   # a negation on one side only, or revisions on both
-    reviser, other = (pair.a, pair.b) if revising_a else (pair.b, pair.a)
-    return None not in (dated[reviser], dated[other]) and dated[reviser] < dated[other]
+def revising_side(verdict: ConflictPair | None) -> int:
+    """1 or 2 when a signal verdict's revision word (no longer, replaced...) stands on side a or b only,
+    else 0. A revision says an earlier statement no longer holds: a page dated after the revising one is
+    none (it was written after the change, and recency would drop the page that tells of it)."""
+    if verdict is None or verdict.kind != "signal":
+        return 0
+    revising_a, revising_b = (not _REVISION_TOKENS.isdisjoint(side) for side in (verdict.claims_a, verdict.claims_b))
+    return 0 if revising_a == revising_b else 1 if revising_a else 2   # (a negation on one side: 0)
 
 
 class ConflictDetector:
@@ -2960,13 +2960,15 @@ class ConflictDetector:
         flagged = np.nonzero(np.array([v is not None for v in verdicts], dtype=bool)[verdict_of])[0]
         ids = np.array([c.doc_id for c in claims], dtype=object)
         rows, cols, used = rows[flagged], cols[flagged], verdict_of[flagged]   # used: each pair's verdict
+        side = np.array([revising_side(v) for v in verdicts], dtype=np.int8)[used]
+        if side.any():                                  # a revision word contradicts no page dated after its own
+            times = np.array([_stamp_seconds(c.document.timestamp) for c in contexts])   # nan: undated
+            later = ((side == 1) & (times[rows] < times[cols])) | ((side == 2) & (times[cols] < times[rows]))
+            rows, cols, used = rows[~later], cols[~later], used[~later]
         pairs = tuple(map(ConflictPair._make, zip(      # each pair: its own ids and topic_sim, its verdict's rest
             ids[rows].tolist(), ids[cols].tolist(), _gather(verdicts, "kind", used).tolist(),
             _gather(verdicts, "reason", used).tolist(), sims[rows, cols].tolist(),
             _gather(verdicts, "claims_a", used).tolist(), _gather(verdicts, "claims_b", used).tolist())))
-        if any(p.kind == "signal" for p in pairs):
-            dated = {c.document.doc_id: _time_or_none(c.document.timestamp) for c in contexts}
-            pairs = tuple(p for p in pairs if not revises_a_later_page(p, dated))
         return ConflictReport(bool(pairs), pairs, examined)
 
     def _says_no_word_of(self, doc: Document, question: Question) -> bool:
