@@ -3376,7 +3376,9 @@ class EmbeddingReader:
         return self._figures[key]
 
     def read(self, question: str, context: str) -> Answer:
-        asked = Question.of(question).named_as_written([written_forms(context)])   # (if typed in lower case)
+        asked = Question.of(question)
+        if asked.words and not asked.named:            # typed in lower case: the subject as the context writes it
+            asked = asked.named_as_written([written_forms(context)])
         query_words = asked.words
         spans = candidate_spans(context)
         rows = table_rows(context)                     # a table row is read with its header ...
