@@ -1021,7 +1021,7 @@ _STATE_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("disabled turned_off switched_off is_off are_off", "enabled turned_on switched_on"),
         ("cancelled canceled postponed called_off", "scheduled confirmed"),
         ("unavailable sold_out out_of_stock", "available in_stock"),
-        ("suspended paused out_of_service", "resumed active running operating in_service"),
+        ("suspended paused out_of_service", "resumed active running operating operates in_service"),
         ("required mandatory compulsory must", "optional voluntary"),
         ("rejected denied", "approved granted"),
         ("inactive", "active"),
@@ -5340,6 +5340,9 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(find_states(tokens("the newly banned substances")), frozenset())   # an adjective
         found = self.pair("The night bus service is running every 30 minutes.", "The night bus service is suspended.")
         self.assertEqual((found.claims_a, found.claims_b), (("running",), ("suspended",)))
+        found = self.pair("The Westbrook ferry service operates daily from 6 am.", "The Westbrook ferry service is "
+                          "suspended until further notice.", "Is the Westbrook ferry service operating?")
+        self.assertEqual((found.claims_a, found.claims_b), (("operates",), ("suspended",)))
         # a negation up to two words before a state word takes the opposite state (the sentences share
         # too few words for the negation signal): allowed against 'not allowed'
         found = self.pair("Dogs are allowed in the office on Fridays if they are house-trained.",
