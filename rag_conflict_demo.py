@@ -2753,11 +2753,14 @@ def signal_asymmetry(a: DocClaims, b: DocClaims) -> bool:
         return False
     if _complementary(a.subjects, b.subjects):
         return False                                   # 'the Basic plan was retired', 'the Pro plan is offered'
+    same = bool(a.values) and a.values == b.values   # the same figures ...
     if a.signals.isdisjoint(_REVISION_TOKENS) != b.signals.isdisjoint(_REVISION_TOKENS):
-        return True
+        # ... in units are the revised value both now state ('restated its revenue to $4.6M' and '$4.6M'); a
+        # bare number names what was revised ('dropped support for Python 3.8' against 'supports Python 3.8')
+        return not (same and "" not in a.figures and "" not in b.figures)
     if not (a.signals ^ b.signals) & _NEGATION_TOKENS or not (a.words and b.words):
         return False
-    if a.values and a.values == b.values:
+    if same:
         return False                                   # the same figures: what one side denies is something else
     if len(a.words & b.words) / len(a.words | b.words) >= 0.5:
         return True
@@ -5208,6 +5211,8 @@ class TestDetector(unittest.TestCase):
         found = self.pair("The Apollo project is led by Priya Nair.",
                           "Tom Baker now leads the Apollo project after Priya Nair moved to the data team.", lead)
         self.assertEqual((found.kind, found.claims_b), ("signal", ("moved",)))
+        self.assertIsNone(self.pair("Acme restated its 2023 revenue to $4.6M.", "Acme's 2023 revenue came in at "
+                                    "$4.6M.", "What was Acme's 2023 revenue?"))   # the revised value, said by both
         self.assertIsNone(self.pair("Globex reported revenue of $10.1 billion for 2022.",   # it revises 2023,
                                     "Globex revised its 2023 revenue to $11.9 billion."))   # not 2022
         self.assertIsNone(self.pair("The Apollo project was updated in 2023.", "The Apollo project is on track."))
