@@ -3582,8 +3582,9 @@ class ConflictAwareRAG:
     def _filled(self, query: str, resolution: Resolution, found: Sequence[RetrievedContext],
                 vectors: np.ndarray) -> Resolution:
         """The resolution with the slots its discarded documents left filled by the next retrieved ones, in
-        rank order, each that no kept or filled document contradicts (checked like the first top_k): a
-        dropped stale page does not shrink the reader's context, nor take a fact only it shared with others."""
+        rank order, each on a discarded one's topic that no kept or filled document contradicts (checked
+        like the first top_k): a dropped stale page does not shrink the reader's context, and what it said
+        that still holds may come back from the next pages."""
         freed = self.top_k - len(resolution.kept)
         index = {c.document.doc_id: n for n, c in enumerate(found)}
         gone = [index[d] for c in resolution.clusters for d in c.discarded]
@@ -3711,7 +3712,7 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
     if resolution.filled:
         notes.append(f"Read the next retrieved in their place: {', '.join(c.document.doc_id for c in resolution.filled)}.")
     if resolution.passed_over:
-        notes.append(f"Passed over {', '.join(resolution.passed_over)}: a kept document contradicts it.")
+        notes.append(f"Passed over {', '.join(resolution.passed_over)}: a kept document contradicts each.")
     return " ".join(notes)
 
 
