@@ -517,7 +517,8 @@ def label_keys(text: str, words: Sequence[str] | None = None) -> set[str]:
 # the noun is no unit of time or measure ('a 24-month warranty' is a duration)
 _SIZED_RE = re.compile(r"\b(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)-(?P<noun>[a-z]+)"
                        r"(?=\s+[a-z])", re.I)
-_UNIT_WORDS = frozenset([*_SECONDS_PER, *_MEASURE_KEYS, "percent", "degree"])
+_UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
+_UNIT_WORDS = _UNIT_NOUNS | _MEASURE_KEYS | {"percent"}   # ... and rates of data, speeds: no kind ('a 5-mbps link')
 
 
 # A product model, 'the Aero 5', 'Windows 11': a capitalised name (not a sentence's first word) and a whole
@@ -1081,7 +1082,6 @@ _ASKED_UNITS = {word: units for words, units in (
 _NOT_COUNTS = _MONEY_UNITS | {"%"}                 # units of a sum of money or a share
 _MEASURE_UNITS = frozenset({"duration", "interval", "metre", "gram", "litre", "byte", "inch", "ounce", "gallon", "°C",
                             "°F"})                # extract_quantities' own
-_UNIT_NOUNS = frozenset([*_SECONDS_PER, *_MEASURES, "degree"])   # 'how many days': a duration answers it
 
 
 def _counted_kind(question: str) -> str:
@@ -2451,7 +2451,7 @@ def choose_sentences(analysed: Sequence[SentenceClaims], question: Question, kee
     def eligible(s: SentenceClaims) -> bool:           # a question claims nothing; another subject or role
         if s.question or (question.subjects and off_subject(s.about, question.subjects)):   # is not asked
             return False
-        if question.officers and question.another_officer(s.text):   # the CEO, asked the CFO
+        if question.another_officer(s.text):             # the CEO, asked the CFO
             return False
         return s.words >= deputy if deputy else not (s.lesser and s.lesser & question.words)
 
@@ -2598,10 +2598,12 @@ def merge_claims(doc_id: str, chosen: Sequence[SentenceClaims], question: Questi
                                                                   and s.text not in aside))
                         if (not content_words(signal) <= query_words or signal in _NEGATION_TOKENS)
                         and _REVISED_KIND.get(signal, asks) == asks)
-    said_text = " ".join(s.text for s in chosen)
-    if question.who:                                   # who plays Marilyn: not the page's “Cast” heading
-        said_text = _QUOTED_RE.sub(lambda m: " " * len(m.group()), said_text)
-    names = find_names(said_text, query_words, common) if asks == "name" else frozenset()
+    names: frozenset[str] = frozenset()
+    if asks == "name":
+        said_text = " ".join(s.text for s in chosen)
+        if question.who:                               # who plays Marilyn: not the page's “Cast” heading
+            said_text = _QUOTED_RE.sub(lambda m: " " * len(m.group()), said_text)
+        names = find_names(said_text, query_words, common)
     if kinds := asked_contacts(query_words):         # 'What is the support e-mail address?' (asked the
         names |= frozenset(c for s in chosen for c in contacts(s.text)   # phone, an e-mail is no answer)
                            if c.partition(":")[0] in kinds)
@@ -3585,10 +3587,9 @@ class ConflictAwareRAG:
         rank order, each on a discarded one's topic that no kept or filled document contradicts (checked
         like the first top_k): a dropped stale page does not shrink the reader's context, and what it said
         that still holds may come back from the next pages."""
-        freed = self.top_k - len(resolution.kept)
         index = {c.document.doc_id: n for n, c in enumerate(found)}
-        gone = [index[d] for c in resolution.clusters for d in c.discarded]
-        near = (vectors[self.top_k:self.top_k + freed] @ vectors[gone].T >= FILL_TOPIC_THRESHOLD).any(axis=1)
+        gone = [index[d] for c in resolution.clusters for d in c.discarded]   # as many places as were discarded
+        near = (vectors[self.top_k:self.top_k + len(gone)] @ vectors[gone].T >= FILL_TOPIC_THRESHOLD).any(axis=1)
         spare = [self.top_k + n for n in np.flatnonzero(near).tolist()]   # on a discarded one's topic
         if not spare:
             return resolution
