@@ -137,10 +137,12 @@ NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.
 MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible "
                         "allowance diem stipend".split())   # a money answer; 'rate' and 'limit' may be counts
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
-    "name": frozenset({"PERSON", "ORG", "WORK_OF_ART", "PRODUCT", "EVENT", "GPE", "FAC", "LOC", "LAW", "LANGUAGE"}),
+    "name": frozenset({"PERSON", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "EVENT", "GPE", "FAC", "LOC", "LAW",
+                       "LANGUAGE"}),
     "person": frozenset({"PERSON"}),                   # 'Who is the CEO?'
     "agent": frozenset({"PERSON", "ORG"}),             # 'Who won the title?': a team may have
     "place": frozenset({"GPE", "LOC", "FAC"})}
+LABEL_KIN = {"ORG": "PERSON", "LOC": "GPE"}   # labels spaCy's small model often swaps: a band is PERSON or ORG
 MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
               "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12, "hundred": 1e2, "dozen": 12}
 NUMBER_WORDS = {w: n for n, w in enumerate(
@@ -181,7 +183,7 @@ class Value:
     text: str                       # as written, with its unit
     start: int                      # character offsets into the document's text
     end: int
-    label: str = ""                 # spaCy entity label, or a figure's unit
+    label: str = ""                 # spaCy entity label (PERSON, CARDINAL, ...)
     hedged: bool = False            # 'about 3,000', 'over 660': agrees within HEDGE_TOLERANCE
     about: frozenset[tuple[str, str]] = frozenset()   # (head noun, modifier) lemmas of its clause: 'tier', 'premium'
     clause: frozenset[str] = frozenset()   # stems of the other words of its clause: what it answers
@@ -557,11 +559,12 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
             continue
         if v.kind == "date" and v.key[1:] == (0, 0) and v.key[0] in question.years:
             continue
-        if v.kind in ("name", "thing") and v.key <= question.forms:
-            continue
+        if v.kind in ("name", "thing") and (len(v.key & question.forms) * 2 >= len(v.key)
+                                            or initials(v.key, v.text) in question.forms):
+            continue                                   # half of it the question's words: its subject restated
         if v.kind in ("name", "date", "number") and question.words.isdisjoint(v.clause):
             continue
-        if off_question(v, sentence, question):
+        if v.kind in ("number", "state") and off_question(v, sentence, question):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: v.reach))   # the value nearest the question's words first
@@ -575,7 +578,8 @@ def _unit_fits(unit: str, question: Question) -> bool:
 
 
 def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
-    """A value about another year, or another kind of a thing, than the question names."""
+    """A figure or a state about another year, or another kind of a thing, than the question names (a name
+    or a date is an identity: 'former intelligence director John Ratcliffe' still answers who directs)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
     asked = {head for head, _ in question.modifiers}
@@ -606,13 +610,26 @@ def comparable(x: Value, y: Value) -> bool:
     ('the premium tier' against 'the standard tier': the same head noun, other modifiers on each side)."""
     if x.kind != y.kind:
         return False
-    if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0]:
+    if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not (
+            is_count(x) and is_count(y)):
         return False
     if x.kind == "state" and x.key[0] != y.key[0]:
         return False
+    if x.kind == "name" and LABEL_KIN.get(x.label, x.label) != LABEL_KIN.get(y.label, y.label):
+        return False                                   # a city and a council are not two answers to one question
+    if x.kind == "date" and not any(p and q for p, q in zip(x.key, y.key)):
+        return False                                   # a year and a day of a month say nothing of each other
+    if x.kind not in ("number", "state"):
+        return True                                    # a name or a date is an identity, whatever its clause
     mods_x, mods_y = _modifiers(x.about), _modifiers(y.about)
     return all(not (mods_x[h] and mods_y[h]) or not mods_x[h].isdisjoint(mods_y[h])
                for h in mods_x.keys() & mods_y.keys())
+
+
+def is_count(v: Value) -> bool:
+    """A plain count (a CARDINAL entity and the noun it counts). Counts of one thing are named many ways ('660
+    stores', '650 locations', '657 restaurants'), so two counts compare whatever nouns they count."""
+    return v.label == "CARDINAL" and "/" not in v.key[0]
 
 
 def _modifiers(about: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
@@ -636,8 +653,8 @@ def agree(x: Value, y: Value) -> bool:
         return all(p == q for p, q in zip(x.key, y.key) if p and q)
     if x.kind in ("state", "version"):
         return x.key == y.key
-    if x.kind == "name":
-        return x.key <= y.key or y.key <= x.key
+    if x.kind == "name":                               # ... or one the initials of the other ('NHL')
+        return x.key <= y.key or y.key <= x.key or {initials(x.key, x.text)} == y.key or {initials(y.key, y.text)} == x.key
     shared = sum(any(a.startswith(b) or b.startswith(a) for b in y.key) for a in x.key)   # 'footballer', 'football'
     return shared * 2 >= len(x.key | y.key) or shared == min(len(x.key), len(y.key))
 
@@ -1321,8 +1338,10 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
 
 
 def _clause(token: Token) -> Token:
-    """The head of token's clause: its nearest verb above it, else its sentence's root."""
-    return next((a for a in token.ancestors if a.pos_ in ("VERB", "AUX")), token.sent.root)
+    """The head of token's clause: the nearest verb above it that has a subject, else its sentence's root
+    ('Ramadan is expected to begin on Feb. 28': 'expected', not 'begin')."""
+    return next((a for a in token.ancestors if a.pos_ in ("VERB", "AUX")
+                 and any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in a.children)), token.sent.root)
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
@@ -1345,8 +1364,8 @@ def entity_values(ent: Span) -> list[Value]:
         return [found] if found else []
     if label == "DATE":
         return date_values(ent)
-    if label in _NAME_LABELS:
-        words = name_words(ent.text)
+    if label in _NAME_LABELS and ent.root.dep_ not in ("poss", "compound"):   # 'Neil Jordan's film' answers
+        words = name_words(ent.text)                                       # with the film, not the name
         return [_value("name", words, doc, ent.start, ent.end, ent.root, label)] if words else []
     return []
 
@@ -1355,8 +1374,14 @@ def name_words(text: str) -> frozenset[str]:
     """A name's words for comparing: lower case, no accents, no possessive or title ('Dr. Zoltán Korda's' ->
     {'zoltan', 'korda'})."""
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    plain = re.sub(r"['’]s\b", "", plain)
+    plain = re.sub(r"['’]s\b|(?<=\b[a-z])\.(?=[a-z]\b)", "", plain)   # 'U.S.' is 'US'
     return frozenset(w for w in re.findall(r"[a-z0-9]+", plain) if w not in TITLES)
+
+
+def initials(words: frozenset[str], text: str) -> str:
+    """The initials of a name of several words, in its order: 'the National Hockey League' -> 'nhl'."""
+    ordered = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w in words]
+    return "".join(w[0] for w in ordered) if len(ordered) > 1 else ""
 
 
 def parse_figure(text: str) -> tuple[float, float] | None:
@@ -1401,7 +1426,7 @@ def figure_value(ent: Span) -> Value | None:
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].text in CURRENCIES)   # '$' left out of '$25'
     before = doc[start - 1].lower_ if start > 0 else ""
     hedged = before in HEDGES or any(t.lower_ in HEDGES for t in ent)
-    return _value("number", (unit, value, step), doc, start, end, ent.root, unit, hedged)
+    return _value("number", (unit, value, step), doc, start, end, ent.root, ent.label_, hedged)
 
 
 def date_values(ent: Span) -> list[Value]:
@@ -1421,7 +1446,7 @@ def date_values(ent: Span) -> list[Value]:
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     parsed = parse_figure(text)
     if unit and parsed:
-        return [_value("number", (unit, parsed[0], parsed[1]), doc, ent.start, ent.end, ent.root, unit,
+        return [_value("number", (unit, parsed[0], parsed[1]), doc, ent.start, ent.end, ent.root, "DATE",
                        any(t.lower_ in HEDGES for t in ent))]
     return []
 
