@@ -536,7 +536,7 @@ class Retriever:
 # conflict detector: what each source answers, compared pair by pair above a topic gate
 
 ASKED_KINDS = {"number": "number", "date": "date", "name": "name", "person": "name", "agent": "name", "place": "name",
-               "thing": "thing", "state": "state", "version": "version"}   # the question's kind -> the value kind that answers it
+               "thing": "thing", "state": "state", "version": "version"}   # the question's kind -> its value's
 PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": "thing", "state": "state",
               "version": "version"}
 
@@ -581,7 +581,8 @@ def _unit_fits(unit: str, question: Question) -> bool:
 def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
     """A figure or a state about another year, or another kind of a thing than the question names: a noun of
     the question with modifiers, none of them the question's ('the monthly pass', asked about the annual
-    pass; 'JSON and XML responses' still answer about XML responses). A name or a date is an identity: 'former intelligence director John Ratcliffe' still answers."""
+    pass; 'JSON and XML responses' still answer about XML responses). A name or a date is an identity:
+    'former intelligence director John Ratcliffe' still answers who directs."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
     if not question.modifiers:
@@ -657,7 +658,8 @@ def agree(x: Value, y: Value) -> bool:
     if x.kind in ("state", "version"):
         return x.key == y.key
     if x.kind == "name":                               # ... or one the initials of the other ('NHL')
-        return x.key <= y.key or y.key <= x.key or {initials(x.key, x.text)} == y.key or {initials(y.key, y.text)} == x.key
+        return (x.key <= y.key or y.key <= x.key or {initials(x.key, x.text)} == y.key
+                or {initials(y.key, y.text)} == x.key)
     shared = sum(any(a.startswith(b) or b.startswith(a) for b in y.key) for a in x.key)   # 'footballer', 'football'
     return shared * 2 >= len(x.key | y.key) or shared == min(len(x.key), len(y.key))
 
@@ -825,7 +827,8 @@ class NLIConflictDetector(ConflictDetector):
         p = max(self.nli.contradiction(a.sentence, b.sentence), self.nli.contradiction(b.sentence, a.sentence))
         if p < self.min_probability:
             return None
-        return "nli", f"NLI contradiction probability {p:.2f}", (_shorten(a.sentence, 160),), (_shorten(b.sentence, 160),)
+        return ("nli", f"NLI contradiction probability {p:.2f}", (_shorten(a.sentence, 160),),
+                (_shorten(b.sentence, 160),))
 
 # -----------------------------------------------------------------------------
 # resolver: conflict graph, clusters, recency or surface
@@ -1214,7 +1217,8 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.kept)} kept side by side{dropped if c.discarded else ''}.")
     if resolution.filled:
-        notes.append(f"Read the next retrieved in their place: {', '.join(c.document.doc_id for c in resolution.filled)}.")
+        notes.append("Read the next retrieved in their place: "
+                     f"{', '.join(c.document.doc_id for c in resolution.filled)}.")
     if resolution.passed_over:
         notes.append(f"Passed over {', '.join(resolution.passed_over)}: a kept document contradicts each.")
     return " ".join(notes)
@@ -1979,8 +1983,9 @@ def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
     --test: children."""
     me = str(Path(__file__).resolve())
     run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
+    model = resolve_embed_model(args.embed_model)
     floor_code = ("import sentence_transformers\n"
-                  f"sentence_transformers.SentenceTransformer({resolve_embed_model(args.embed_model)!r}, device='cpu')\n"
+                  f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
     floor, demo = [], []
     for _ in range(3):                                  # alternate, so drift hits both alike
@@ -2266,8 +2271,8 @@ def load_models(args: argparse.Namespace) -> Models:
     embedder = load_embedder(args.embed_model)
     clock = time.perf_counter()
     parser = shared_parser()
-    log.info("parser: spaCy %s %s, loaded in %.1f s", parser.nlp.meta.get("name", "?"), parser.nlp.meta.get("version", "?"),
-             time.perf_counter() - clock)
+    log.info("parser: spaCy %s %s, loaded in %.1f s", parser.nlp.meta.get("name", "?"),
+             parser.nlp.meta.get("version", "?"), time.perf_counter() - clock)
     return (embedder, make_detector(parser, args.nli_model, args.topic_threshold),
             make_reader(args.reader, args.qa_model, embedder, parser))
 
@@ -2815,15 +2820,18 @@ class TestOutputs(CLITestCase):
         module = sys.modules[__name__]
         saved = module.load_embedder
         module.load_embedder = lambda name=None: HashingEmbedder()   # the snippet's only model download
+        here = os.getcwd()
         try:
             import contextlib
             import io
+            os.chdir(Path(__file__).parent)            # its paths are the repository's
             with contextlib.redirect_stdout(io.StringIO()) as out:
                 exec(snippet.group(1).replace("import rag_conflict_demo as rcd", ""),
                      {"rcd": module, "__name__": "readme"})
         finally:
             module.load_embedder = saved
-        self.assertTrue(out.getvalue().strip())
+            os.chdir(here)
+        self.assertIn("->", out.getvalue())
 
 
 class TestHardening(CLITestCase):
