@@ -1034,7 +1034,7 @@ class EmbeddingReader:
     def read(self, question: str, context: str) -> Answer:
         asked = self.parser.question(question)
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
-        spans, answers, values, overlap, support = [], [], [], [], []
+        spans, answers, values, overlap, support, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             best = answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)
             for s in self.parser.sentences(text, best).values():
@@ -1042,6 +1042,7 @@ class EmbeddingReader:
                     continue                           # a question restates, it never answers
                 found = values_asked(s, asked)
                 v = found[0] if found else None
+                names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
                 spans.append((offset + s.start, offset + s.end))
                 answers.append((offset + v.start, offset + v.end) if v else spans[-1])
                 values.append(v)
@@ -1058,6 +1059,10 @@ class EmbeddingReader:
         probs /= probs.sum()                            # confidence: share among all candidates
         best = int(np.argmax(np.where(typed, scores, -np.inf) if typed.any() else scores))   # first of equals
         start, end = answers[best]
+        if values[best] is not None and values[best].kind == "name":   # 'Trump' read as 'Donald Trump' where
+            key = values[best].key                                     # a passage names him in full
+            start, end = max(((s, e) for k, s, e in names if k > key), key=lambda se: se[1] - se[0],
+                             default=(start, end))
         return Answer(context[start:end], float(probs[best]), start, end)
 
 
