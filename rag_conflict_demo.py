@@ -77,6 +77,7 @@ DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
 SIGNAL_TOPIC_THRESHOLD = 0.65    # ... for a revision word on one side only, which states no answer of its own
 COVERED_TOPIC_THRESHOLD = 0.3    # ... for two sources whose answering sentences hold every word of the question
+MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surfaced, not decided by date
 FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
@@ -879,6 +880,10 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
     opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
     if opinions:
         return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
+    said = {" ".join(claim.lower().split()) for p in pairs if p.a in ids and p.b in ids
+            for claim in (*p.claims_a, *p.claims_b)}
+    if len(said) > MAX_REVISED_ANSWERS:             # a change replaces an answer; many answers are a dispute
+        return Cluster(ids, ids, (), "surface", f"{len(said)} different answers: dates tell no current one")
     time_of = {d.doc_id: _document_time(d) for d in docs}
     inside = [(p.a, p.b) for p in pairs if p.a in time_of and p.b in time_of]
     stale = {older for pair in inside for older, newer in (pair, pair[::-1])
@@ -1180,7 +1185,8 @@ class ConflictAwareRAG:
                 if shown:
                     said.setdefault(" ".join(shown.lower().split()), []).append((by_id[d], shown))
             if len(said) > 1:
-                cite = [("; ".join(f"{_cited(d.title)}, {d.timestamp or 'undated'}" for d, _ in group), group[0][1])
+                cite = [(f"{_cited(group[0][0].title)}, {group[0][0].timestamp or 'undated'}"   # the first source;
+                         + (f"; +{len(group) - 1} more" if len(group) > 1 else ""), group[0][1])   # the panel has all
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 confidence, split_answer = confidence / len(said), True   # no one answer is surer than its share
