@@ -1110,7 +1110,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     """A parsed sentence (spaCy may see several in it: they are read as one) with its values, revision
     words and years; each value carries the stems of its clause."""
     lowered = doc.text.lower()
-    values = [v for ent in doc.ents for v in entity_values(ent)]
+    values = [v for ent in places_joined(doc) for v in entity_values(ent)]
     values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
     values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in values]
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
@@ -1163,6 +1163,20 @@ def entity_values(ent: Span) -> list[Value]:
         words = name_words(ent.text)             # ('Neil Jordan's film' answers with the film, not the name)
         return [_value("name", words, doc, ent.start, ent.end, ent.root, label)] if words else []
     return []
+
+
+def places_joined(doc: Any) -> list[Span]:
+    """The document's entities, a place and the places that contain it read as one ('Rocky Mount, Virginia')."""
+    joined: list[Span] = []
+    for ent in doc.ents:
+        last = joined[-1] if joined else None
+        if (last is not None and ent.label_ in ("GPE", "LOC") and last.label_ in ("GPE", "LOC")
+                and ent.start == last.end + 1 and doc[last.end].text == ","):
+            joined[-1] = doc[last.start:ent.end]
+            joined[-1].label_ = last.label_
+        else:
+            joined.append(ent)
+    return joined
 
 
 def name_words(text: str) -> frozenset[str]:
@@ -1247,7 +1261,8 @@ def date_values(ent: Span) -> list[Value]:
     if years or month:
         days = [int(d) for d in re.findall(r"(?<!\d)(\d{1,2})(?:st|nd|rd|th)?(?!\d)", first) if 1 <= int(d) <= 31]
         key = (years[0] if years else 0, month, days[0] if month and days else 0)
-        return [_value("date", key, doc, ent.start, ent.end, ent.root, "DATE")]
+        start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in HEDGES)   # 'about 1835'
+        return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     parsed = parse_figure(text)
     if unit and parsed:
