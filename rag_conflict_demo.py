@@ -86,6 +86,7 @@ MAX_ANSWER_TOKENS = 30           # longest span the transformer reader may retur
 READER_MAX_LENGTH = 384          # tokens per window of question + context
 READER_STRIDE = 128              # tokens shared by consecutive windows
 READER_SENTENCES = 2             # sentences per passage the offline reader weighs (best by words shared)
+READER_CANDIDATES = 12           # ... and of them it embeds the 12 that state a value and share most words
 READER_TEMPERATURE = 0.1         # softmax temperature over the offline reader's candidate scores
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 READER_TYPE_BONUS = 0.1          # added for a candidate that states the kind of answer asked
@@ -610,6 +611,7 @@ class ConflictDetector:
         """The pairs of contexts whose answers to query disagree; with newcomers, only the pairs that hold one
         of the last newcomers contexts (those checked against the rest)."""
         question = self.parser.question(query)
+        self.parser.parse_answering((c.document.text for c in contexts), question)
         readings = [self.reading(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Two sources whose answering sentences hold every word of the question are on its topic even when the
@@ -832,6 +834,7 @@ class EmbeddingReader:
     def read(self, question: str, context: str) -> Answer:
         asked = self.parser.question(question)
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
+        self.parser.parse_answering((text for _, text in passages), asked, READER_SENTENCES)
         spans, answers, values, overlap, support, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             best = answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)
@@ -848,6 +851,9 @@ class EmbeddingReader:
                 support.append(self._support(v, [t for k, (_, t) in enumerate(passages) if k != p]) if v else 0.0)
         if not spans:
             return Answer("", 0.0)
+        keep = sorted(sorted(range(len(spans)), key=lambda n: (values[n] is None, -overlap[n]))[:READER_CANDIDATES])
+        spans, answers, values, overlap, support = ([xs[n] for n in keep] for xs in (spans, answers, values, overlap,
+                                                                                      support))   # reading order
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
         typed = np.array([v is not None for v in values])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * typed
@@ -1059,6 +1065,12 @@ class Parser:
         if text not in self._outlines:
             self.prepare([text], parse=False)
         return self._outlines[text]
+
+    def parse_answering(self, texts: Iterable[str], question: Question, n: int = 2) -> None:
+        """Parse the sentences of texts that a question's reading will need, in one batch (a spaCy call has a
+        cost of its own: one a document would double the time on short pages)."""
+        self._parse([t[o.start:o.end] for t in texts for i in answering_sentences(self.outline(t), question, n)
+                     for o in (self.outline(t)[i],)])
 
     def sentences(self, text: str, which: Iterable[int]) -> dict[int, Sentence]:
         """Sentences `which` of text (outline positions), parsed, with offsets into text."""
