@@ -434,9 +434,8 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
 
 
 def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
-    """The sentence's values of the kind the question asks, minus those that restate the question (its own
-    figures, years and names), that no word of it stands beside (a name in another clause), or that are about
-    another subject than it names (another year, 'the premium tier')."""
+    """The sentence's values of the kind asked, minus those that restate the question, stand in a clause that
+    holds none of its words, or are about another subject than it names (another year, 'the premium tier')."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
@@ -465,10 +464,8 @@ def _unit_fits(unit: str, question: Question) -> bool:
 
 
 def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
-    """A figure or a state about another year, or another kind of a thing than the question names: a noun of
-    the question with modifiers, none of them the question's ('the monthly pass', asked about the annual
-    pass; 'JSON and XML responses' still answer about XML responses). A name or a date is an identity:
-    'former intelligence director John Ratcliffe' still answers who directs."""
+    """A figure or state about another year, or another kind of a thing: a noun of the question with modifiers,
+    none the question's ('the monthly pass', asked the annual pass); names and dates are identities."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
     if not question.modifiers:
@@ -478,9 +475,8 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
 
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser) -> Reading:
-    """What one source answers: of its sentences that share most words with the question, the first that
-    states the kind of answer asked (else the best): its values of that kind, then the states and revision
-    words of both, and every value of that kind they mention (to tell an agreement)."""
+    """What one source answers: of its sentences sharing most words with the question, the first that states
+    the kind asked (else the best), read for values, states, revision words and every value it mentions."""
     best = answering_sentences(parser.outline(text), question)
     if not best:
         return Reading(doc_id)
@@ -525,9 +521,8 @@ def _modifiers(about: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
 
 
 def agree(x: Value, y: Value) -> bool:
-    """Two comparable values say the same: figures within rounding (or a hedge's tolerance), dates on every
-    field both give, names one within the other ('Patel', 'Kash Patel'), things sharing half their nouns or all of
-    one's ('short film', 'documentary': no), one state side."""
+    """Two comparable values say the same: figures within rounding or a hedge's tolerance, dates on the fields
+    both give, names one within the other ('Patel'), things sharing half their nouns, one state side."""
     if x.kind == "number":
         (_, a, step_a), (_, b, step_b) = x.key, y.key
         tolerance = max(step_a, step_b) / 2 + 1e-9 * max(abs(a), abs(b))
@@ -546,12 +541,8 @@ def agree(x: Value, y: Value) -> bool:
 
 
 def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(kind, reason, a's answer, b's answer) when two sources' answers disagree, else None.
-
-    Each source's answer (its first value of the kind asked) is compared with the other's; either one that
-    the other mentions in its answering sentences is an agreement. Then states, group by group; then a
-    revision word on one side only, where both answer strongly (half the question's words or more).
-    """
+    """(kind, reason, a's answer, b's answer) when two answers disagree (one mentioned by the other is an agreement),
+    else opposite states, else a revision word on one side only where both answer strongly; else None."""
     if a.values and b.values and comparable(a.values[0], b.values[0]):
         x, y = a.values[0], b.values[0]
         if any(agree(v, w) and comparable(v, w) for v, others in ((x, b.mentions), (y, a.mentions)) for w in others):
@@ -580,12 +571,8 @@ def revised_before(revising: bool, time_revising: float, time_other: float) -> b
 
 
 class ConflictDetector:
-    """Flags pairs of retrieved documents whose answers to the question disagree.
-
-    Documents are parsed once (prepare, at indexing, like their embeddings); a question reads each
-    source's answer from its parsed sentences, and only pairs above the topic gate (the retriever's
-    embeddings: no encoder pass) with different answers are compared.
-    """
+    """Flags pairs of retrieved documents whose answers to the question disagree (documents parsed once, at
+    indexing; only pairs above the topic gate, on the retriever's embeddings, are compared)."""
 
     checks_every_pair = False   # a subclass that adds a check of the sentences themselves sets True
 
@@ -611,7 +598,6 @@ class ConflictDetector:
         """The pairs of contexts whose answers to query disagree; with newcomers, only the pairs that hold one
         of the last newcomers contexts (those checked against the rest)."""
         question = self.parser.question(query)
-        self.parser.parse_answering((c.document.text for c in contexts), question)
         readings = [self.reading(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Two sources whose answering sentences hold every word of the question are on its topic even when the
@@ -752,11 +738,8 @@ def _document_time(doc: Document) -> datetime | None:
 
 
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
-    """Recency pair by pair: of two members that contradict each other, the older goes (the stale side)
-    when both are dated; the rest are kept. A contradiction that dates cannot decide (a tie, an undated
-    source) and is left among the kept, or an opinion among the members, surfaces the cluster: its kept
-    members side by side.
-    """
+    """Recency pair by pair: of two dated members that contradict each other the older goes; a contradiction
+    that dates cannot decide (a tie, an undated side), an opinion, or many answers surface the cluster."""
     ids = tuple(d.doc_id for d in docs)
     opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
     if opinions:
@@ -800,13 +783,8 @@ _PASSAGE_RE = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")   # lines up to a blank one
 
 
 class EmbeddingReader:
-    """Offline extractive reader on the loaded embedder and the detector's parser.
-
-    Each passage's answering sentences (as the detector reads them) are candidates, scored by cosine to the
-    question, the share of the question's words they hold, whether they state the kind of answer asked, and
-    the share of the other passages that state the same answer. The answer is the value asked (a figure with
-    its unit, a date, a name) when the best candidate states one, else its sentence.
-    """
+    """Offline reader: the passages' answering sentences, scored by cosine to the question, words shared, the
+    kind asked and other passages' support; the answer is the value asked (a figure, a date, a name) or the sentence."""
 
     def __init__(self, embedder: Embedder, parser: Parser) -> None:
         self.embedder, self.parser = embedder, parser
@@ -834,7 +812,6 @@ class EmbeddingReader:
     def read(self, question: str, context: str) -> Answer:
         asked = self.parser.question(question)
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
-        self.parser.parse_answering((text for _, text in passages), asked, READER_SENTENCES)
         spans, answers, values, overlap, support, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             best = answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)
@@ -1065,12 +1042,6 @@ class Parser:
         if text not in self._outlines:
             self.prepare([text], parse=False)
         return self._outlines[text]
-
-    def parse_answering(self, texts: Iterable[str], question: Question, n: int = 2) -> None:
-        """Parse the sentences of texts that a question's reading will need, in one batch (a spaCy call has a
-        cost of its own: one a document would double the time on short pages)."""
-        self._parse([t[o.start:o.end] for t in texts for i in answering_sentences(self.outline(t), question, n)
-                     for o in (self.outline(t)[i],)])
 
     def sentences(self, text: str, which: Iterable[int]) -> dict[int, Sentence]:
         """Sentences `which` of text (outline positions), parsed, with offsets into text."""
