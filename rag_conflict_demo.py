@@ -801,21 +801,19 @@ class EmbeddingReader:
         _drop_oldest(self._cache, 50_000)              # a long-running pipeline keeps seeing new texts
         return vectors
 
-    def _support(self, v: Value, others: Sequence[str]) -> float:
-        """The share of the other passages that state v too: a name's words all among theirs, else its text."""
+    def _support(self, v: Value, others: Sequence[tuple[str, frozenset[str]]]) -> float:
+        """The share of the other passages (text, stems) stating v too: a name's words among theirs, else its text."""
         if not others:
             return 0.0
-        if v.kind == "name":
-            stems = frozenset(self.parser.stem(list(v.key)))
-            held = sum(stems <= frozenset().union(*(o.words for o in self.parser.outline(t))) for t in others)
-        else:
-            held = sum(v.text.lower() in t.lower() for t in others)
+        stems = frozenset(self.parser.stem(list(v.key))) if v.kind == "name" else None
+        held = sum(stems <= words if stems is not None else v.text.lower() in text.lower() for text, words in others)
         return held / len(others)
 
     def read(self, question: str, context: str) -> Answer:
         asked = self.parser.question(question)
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
-        spans, answers, values, overlap, support, names = [], [], [], [], [], []
+        stated = [(text, frozenset().union(*(o.words for o in self.parser.outline(text)))) for _, text in passages]
+        spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             best = answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)
             for s in self.parser.sentences(text, best).values():
@@ -828,12 +826,13 @@ class EmbeddingReader:
                 answers.append((offset + v.start, offset + v.end) if v else spans[-1])
                 values.append(v)
                 overlap.append(len(asked.words & s.words))
-                support.append(self._support(v, [t for k, (_, t) in enumerate(passages) if k != p]) if v else 0.0)
+                source.append(p)
         if not spans:
             return Answer("", 0.0)
         keep = sorted(sorted(range(len(spans)), key=lambda n: (values[n] is None, -overlap[n]))[:READER_CANDIDATES])
-        spans, answers, values, overlap, support = ([xs[n] for n in keep] for xs in (spans, answers, values, overlap,
-                                                                                      support))   # reading order
+        spans, answers, values, overlap, source = ([xs[n] for n in keep] for xs in (spans, answers, values, overlap,
+                                                                                     source))   # reading order
+        support = [self._support(v, stated[:p] + stated[p + 1:]) if v else 0.0 for v, p in zip(values, source)]
         vectors = self._embed([question] + [context[s:e] for s, e in spans])
         typed = np.array([v is not None for v in values])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * typed
