@@ -80,6 +80,7 @@ MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surf
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
+SENTENCE_PAIR_THRESHOLD = 0.6    # ... or this near each other
 FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
@@ -124,7 +125,8 @@ REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediat
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
 HOW_KINDS = frozenset("many much old long far big tall large high often heavy soon late early".split())
-HOW_UNITS = {"many": "count", "long": "duration", "often": "duration", "soon": "duration"}   # 'how much': money
+HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often": "interval|duration",
+             "soon": "duration", "heavy": "count", "big": "count"}   # the kinds of figure that answer; sources choose
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
 PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
            "month": "month", "weekly": "week", "week": "week", "daily": "day", "day": "day"}   # a payment period
@@ -476,12 +478,13 @@ def sentence_texts(text: str, outline: Sequence[Outline]) -> list[str]:
 def answering_sentences(outline: Sequence[Outline], question: Question, n: int = 2,
                         cosines: np.ndarray | None = None) -> list[int]:
     """The n sentences most on the question, best first: their cosine to it (when given) plus the share of its
-    words they hold. A sentence answers when it holds a word of the question or is near it in meaning."""
+    words they hold. A sentence answers when it holds a word of the question or is near it in meaning; cosines
+    are rounded to a tenth (nearer is noise), so alike sentences keep text order."""
     share = np.array([len(question.words & o.words) for o in outline], dtype=float) / max(1, len(question.words))
     if cosines is None:
         score, near = share, share > 0
     else:
-        score, near = cosines + SENTENCE_WORD_WEIGHT * share, (share > 0) | (cosines >= SENTENCE_MIN_COSINE)
+        score, near = np.round(cosines, 1) + SENTENCE_WORD_WEIGHT * share, (share > 0) | (cosines >= SENTENCE_MIN_COSINE)
     return sorted(np.flatnonzero(near).tolist(), key=lambda i: (-score[i], i))[:n]
 
 
@@ -501,13 +504,14 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
                                             or initials(v.key, v.text) in question.forms):
             continue                                   # half of it the question's words: its subject restated
         if v.kind in ("name", "date") and question.words.isdisjoint(v.clause):
-            continue
+            continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
         if v.kind in ("number", "state") and off_question(v, sentence, question):
             continue
         found.append(v)
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", v.reach)))   # nearest first
+    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", v.kind == "number" and   # nearest
+                                              v.key[0].split("/")[0] not in question.forms, v.reach)))   # first
 
 
 def stance(v: Value, question: Question) -> Value | None:
@@ -527,14 +531,14 @@ def unit_class(unit: str) -> str:
     """The kind of a figure by its unit: money, percent, clock (a time of day), duration or count."""
     base = unit.split("/")[0]
     return ("money" if base in CURRENCIES.values() else
-            {"%": "percent", "clock": "clock", "day": "duration"}.get(base, "count"))
+            {"%": "percent", "clock": "clock", "day": "duration", "interval": "interval"}.get(base, "count"))
 
 
 def _unit_fits(unit: str, question: Question) -> bool:
     """A figure's unit answers the question: the kind of figure it asks, when it or its sources tell; else no
     money when it asks how many ('660 stores' answers how many Cracker Barrels: what is counted is named otherwise)."""
     if question.unit:
-        return unit_class(unit) == question.unit
+        return unit_class(unit) in question.unit.split("|")
     return not (question.counted and unit.split("/")[0] in CURRENCIES.values())
 
 
@@ -542,13 +546,14 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     """The question with the kind of figure its sources' answering sentences hold in common, where its words do
     not fix it ('What is the deposit?' is asked of pages that state money; 'How much water?', of litres): a
     figure when at least two sources and half of them state one."""
-    if question.polar or question.unit or question.asks not in ("thing", "number", ""):
+    if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
     kinds: dict[str, int] = {}
     holding = 0
     for sentences in sources:
         found = {unit_class(v.key[0]) for s in sentences for v in s.values if v.kind == "number"
-                 and v.key[1] not in question.numbers and not off_question(v, s, question)}
+                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
+                 and not off_question(v, s, question)}
         holding += bool(found)
         for k in found:
             kinds[k] = kinds.get(k, 0) + 1
@@ -568,10 +573,8 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
         per = PERIODS.get(v.key[0].partition("/")[2]) or next((PERIODS[m] for _, m in v.about if m in PERIODS), "")
         if per and per != question.period:
             return True                                # '£14.50 a month', asked the annual price
-    if not question.modifiers:
-        return False
-    kinds = _modifiers(v.about)
-    return any(head in question.forms and question.forms.isdisjoint(mods) for head, mods in kinds.items())
+    asked = _modifiers(question.modifiers)
+    return any(head in asked and question.forms.isdisjoint(mods) for head, mods in _modifiers(v.about).items())
 
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser,
@@ -602,6 +605,8 @@ def comparable(x: Value, y: Value) -> bool:
     if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # many ways:
             x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # '660 stores', '657 restaurants'; '25 MB per file'
         return False                                   # and 'up to 50 MB' compare too
+    if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0] != y.key[0]:
+        return False                                   # '$1,200 per incident', '$19.75 per rental'
     if x.kind == "state" and x.key[0] != y.key[0]:
         return False
     if x.kind == "name" and LABEL_KIN.get(x.label, x.label) != LABEL_KIN.get(y.label, y.label):
@@ -727,6 +732,9 @@ class ConflictDetector:
         # pages as wholes are less alike (a press release and an annual review giving one year's visitors).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
+        if self.vectors is not None:                   # ... or whose answering sentences say alike
+            said = self.vectors.of([r.sentence for r in readings])
+            both |= said @ said.T >= SENTENCE_PAIR_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both, 1)
         if newcomers:
             gate[:, :len(contexts) - newcomers] = False
@@ -1145,7 +1153,8 @@ class Parser:
         for text in texts:
             if text not in self._outlines:
                 doc = self.splitter(self.nlp.make_doc(text))
-                self._outlines[text] = tuple(Outline(x.start_char, x.end_char, self.words(x)) for x in doc.sents)
+                self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x))
+                                             for s in doc.sents for x in lines(s))
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
         _drop_oldest(self._outlines, 200_000)
@@ -1170,13 +1179,22 @@ class Parser:
 
     def words(self, tokens: Iterable[Token]) -> frozenset[str]:
         """Stems of the tokens that carry meaning (no stop words, punctuation or spaces): 'Requests' -> 'request'."""
-        return frozenset(self.stem([t.lower_ for t in tokens if not (t.is_stop or t.is_punct or t.is_space)]))
+        return frozenset(self.stem([t.lower_ for t in tokens if not (t.is_stop or t.is_punct or t.is_space)
+                                    and any(c.isalnum() for c in t.text)]))
 
     def question(self, text: str) -> Question:
         if text not in self._questions:
             self._questions[text] = analyse_question(self.nlp(text), self)
             _drop_oldest(self._questions, 10_000)
         return self._questions[text]
+
+
+def lines(sentence: Span) -> list[Span]:
+    """A sentence cut at its line breaks: a list item, a table row or a 'Label: value' line reads on its own."""
+    cuts = [t.i for t in sentence if t.is_space and "\n" in t.text]
+    edges = [sentence.start, *(i + 1 for i in cuts), sentence.end]
+    spans = [sentence.doc[a:b] for a, b in zip(edges, edges[1:])]
+    return [x[:-1] if x[-1].is_space else x for x in spans if not all(t.is_space for t in x)]
 
 
 @functools.cache
@@ -1208,14 +1226,18 @@ _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
 _VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)+)$", re.I)
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
+_NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
 _NAME_LABELS = ENTITY_KINDS["name"]
 
 
 def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
+    from spacy.tokens import Span
     """A parsed sentence (spaCy may see several in it: they are read as one) with its values, revision
     words and years; each value carries the stems of its clause."""
     lowered = doc.text.lower()
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
+    values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
+               and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
     values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in values]
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
@@ -1229,7 +1251,7 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
     name's parts ('Stephen Mary O'Mara'), a participle ('audited revenue'), a figure or a date."""
     return frozenset((t.head.lemma_.lower(), m.lemma_.lower()) for t in tokens
                      if t.dep_ in _MODIFIER_DEPS and t.pos_ in ("ADJ", "NOUN", "PROPN") and not t.tag_.startswith("VB")
-                     and t.head.pos_ == "NOUN" and not t.like_num and t.ent_type_ not in ("CARDINAL", "MONEY", "NORP")
+                     and t.head.pos_ == "NOUN" and not t.like_num and t.ent_type_ not in _NO_KIND_LABELS
                      for m in (t, *t.conjuncts))           # 'JSON and XML responses': both kinds
 
 
@@ -1250,10 +1272,12 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
                 for t in c.subtree]
-    about = modifiers([c for t in path for c in t.children] + subjects)   # its own nouns', not the clause's
+    near = [c for t in path for c in t.children]
+    near += [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"]   # 'on the Enterprise plan'
+    about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       range(start, end))             # the value's own words say nothing of what it answers
-    named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "PROPN", "ADJ") for w in (t.lemma_.lower(), t.lower_))
+    named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "ADJ") for w in (t.lemma_.lower(), t.lower_))
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
                  named)
 
@@ -1372,8 +1396,10 @@ def figure_value(ent: Span) -> Value | None:
     per = _per_unit(doc, end)
     if per and unit:
         unit, end = f"{unit}/{per[0]}", per[1]
-    if former(ent.root):
-        return None
+    if former(ent.root) or (ent.label_ == "CARDINAL" and _YEAR_RE.fullmatch(ent.text)) or (
+            ent.label_ == "CARDINAL" and not unit and (ent.root.head.pos_ == "PROPN" or (
+            ent.start > 0 and doc[ent.start - 1].pos_ == "PROPN"))):
+        return None                                    # a year, or part of a name: 'Route 97', 'HTTP 429'
     hedged = _hedged(doc, start) or any(t.lower_ in HEDGES for t in ent)
     return _value("number", (unit, value, step), doc, start, end, ent.root, ent.label_, hedged)
 
@@ -1419,9 +1445,9 @@ def date_values(ent: Span) -> list[Value]:
         return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     parsed = parse_figure(text)
-    if unit and parsed:                                # a duration, in days
+    if unit and parsed:                                # a duration, in days; 'every 20 minutes' an interval
         step = 0.06 * parsed[0] if unit in ("month", "year") else 0.0
-        return [_value("number", ("day", parsed[0] * TIME_UNITS[unit], step * TIME_UNITS[unit]), doc, ent.start,
+        return [_value("number", ("interval" if re.search(r"\bevery\b", text, re.I) else "day", parsed[0] * TIME_UNITS[unit], step * TIME_UNITS[unit]), doc, ent.start,
                        ent.end, ent.root, "DATE", _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
 
@@ -1435,7 +1461,7 @@ def state_values(sent: Span) -> list[Value]:
         hyphened = t.i >= sent[0].i + 2 and doc[t.i - 1].text == "-"   # 'pet-free'
         side = (_STATE_SIDE.get("-" + t.lower_) if hyphened else None) or _STATE_SIDE.get(t.lower_) or \
             _STATE_SIDE.get(t.lemma_.lower())
-        if side is None or (t.dep_ in ("amod", "compound") and not hyphened):
+        if side is None or (t.dep_ in ("amod", "compound") and not hyphened) or (t.lower_ in MODALS and t.tag_ != "MD"):
             continue                                   # attributive: names a kind ('remote work policy')
         scope = [t, t.head] if t.dep_ in ("acomp", "attr", "xcomp", "oprd", "auxpass", "aux") else [t]
         negated = any(c.dep_ == "neg" or (c.dep_ == "advmod" and any(g.dep_ == "neg" for g in c.children))
@@ -1523,8 +1549,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     state = next((v.key for v in state_values(doc[:]) if v.label != "modal" or opens_with_modal(doc)), None)
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
-    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and (
-        t.pos_ != "NOUN" or (t.i > 0 and doc[t.i - 1].lower_ in ("per", "a", "an", "each", "every")))), "")
+    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and not (t.i > 0 and doc[t.i - 1].like_num)),
+                  "")                                 # 'if I pay for the whole year', not 'in 30 days'
+
     return Question(doc.text, asks, parser.words(content), parser.words(named), forms, focus, counted,
                     frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), modifiers(tokens), numbers, polar, state,
                     unit, ends, period)
