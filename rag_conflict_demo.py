@@ -77,6 +77,7 @@ DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
 SIGNAL_TOPIC_THRESHOLD = 0.65    # ... for a revision word on one side only, which states no answer of its own
 MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surfaced, not decided by date
+ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
@@ -488,9 +489,10 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     return sorted(np.flatnonzero(near).tolist(), key=lambda i: (-score[i], i))[:n]
 
 
-def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
+def values_asked(sentence: Sentence, question: Question, relevance: float = 0.0) -> tuple[Value, ...]:
     """The sentence's values of the kind asked (a yes/no question's as yes or no), minus those that restate the
-    question or are about another subject than it names (another year, 'the premium tier', 'a month')."""
+    question or are about another subject than it names (another year, 'the premium tier', 'a month');
+    those that say what the question names (its unit, period, a weekday) first, then the nearest."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
@@ -507,11 +509,17 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if v.kind in ("number", "state") and off_question(v, sentence, question):
+        if v.kind in ("number", "state") and off_question(v, sentence, question, relevance):
             continue
         found.append(v)
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", v.kind == "number" and   # nearest
-                                              v.key[0].split("/")[0] not in question.forms, v.reach)))   # first
+    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -len(named(v) & question.forms),
+                                              v.reach)))
+
+
+def named(v: Value) -> set[str]:
+    """What a value says it is about, in words a question may use: its unit and period, its modifiers."""
+    unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
+    return {unit, per, PERIODS.get(per, per)} - {""} | {m for _, m in v.about}
 
 
 def stance(v: Value, question: Question) -> Value | None:
@@ -562,12 +570,12 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     return replace(question, asks="number", unit=max(sorted(kinds), key=kinds.__getitem__))
 
 
-def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
+def off_question(v: Value, sentence: Sentence, question: Question, relevance: float = 0.0) -> bool:
     """A figure or state about another year, payment period or kind of a thing: a noun of the question with
     modifiers, none the question's ('the monthly pass', asked the annual pass); names and dates are identities."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms):
+    if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and relevance < SENTENCE_TOPIC_THRESHOLD:
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
         per = PERIODS.get(v.key[0].partition("/")[2]) or next((PERIODS[m] for _, m in v.about if m in PERIODS), "")
@@ -579,21 +587,23 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                 cosines: np.ndarray | None = None) -> Reading:
+    if cosines is None:
+        cosines = np.zeros(len(parser.outline(text)))
     """What one source answers: of its sentences most on the question, the first that states the kind asked
     (else the best), read for values, states, revision words and every value it mentions."""
-    best = answering_sentences(parser.outline(text), question, 2, cosines)
+    best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
     if not best:
         return Reading(doc_id)
     parsed = parser.sentences(text, best)
-    chosen = next((i for i in best if values_asked(parsed[i], question)), best[0])
+    chosen = next((i for i in best if values_asked(parsed[i], question, cosines[i])), best[0])
     s = parsed[chosen]
     kind = ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for v in parsed[i].values if v.kind == "state" and (w := stance(v, question)))
-    return Reading(doc_id, s.start, s.end, values_asked(s, question), states,
+    return Reading(doc_id, s.start, s.end, values_asked(s, question, cosines[chosen]), states,
                    frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
                    text[s.start:s.end], len(question.words),
                    tuple(v for i in best for v in parsed[i].values if v.kind == kind),
-                   float(cosines[chosen]) if cosines is not None else 0.0)
+                   float(cosines[chosen]))
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -605,7 +615,8 @@ def comparable(x: Value, y: Value) -> bool:
     if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # many ways:
             x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # '660 stores', '657 restaurants'; '25 MB per file'
         return False                                   # and 'up to 50 MB' compare too
-    if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0] != y.key[0]:
+    if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0].partition("/")[2] != \
+            y.key[0].partition("/")[2]:
         return False                                   # '$1,200 per incident', '$19.75 per rental'
     if x.kind == "state" and x.key[0] != y.key[0]:
         return False
@@ -708,7 +719,7 @@ class ConflictDetector:
         question = self.parser.question(query)
         if self.vectors is not None:                   # every sentence in one batch
             self.vectors.prepare([query, *(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))])
-        best = [(text, answering_sentences(self.parser.outline(text), question, 2, self.cosines(text, question)))
+        best = [(text, answering_sentences(self.parser.outline(text), question, ANSWERING_SENTENCES, self.cosines(text, question)))
                 for text in texts]
         return asked_by_evidence(question, [self.parser.sentences(text, b).values() for text, b in best])
 
@@ -935,15 +946,17 @@ class EmbeddingReader:
         asked = self.parser.question(question)
         self.vectors.prepare([question, *(t for _, text in passages
                                           for t in sentence_texts(text, self.parser.outline(text)))])
-        best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES, self.vectors.cosines(
-            question, sentence_texts(text, self.parser.outline(text)))) for _, text in passages]
+        cosines = [self.vectors.cosines(question, sentence_texts(text, self.parser.outline(text)))
+                   for _, text in passages]
+        best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES, c)
+                for (_, text), c in zip(passages, cosines)]
         asked = asked_by_evidence(asked, [self.parser.sentences(text, b).values() for (_, text), b in zip(passages, best)])
         spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
-            for s in self.parser.sentences(text, best[p]).values():
+            for i, s in self.parser.sentences(text, best[p]).items():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
-                found = values_asked(s, asked)
+                found = values_asked(s, asked, cosines[p][i])
                 v = found[0] if found else None
                 names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
                 spans.append((offset + s.start, offset + s.end))
@@ -1316,8 +1329,11 @@ def clock_values(ent: Span) -> list[Value]:
             continue
         at = ent.start_char + m.start()
         ends = _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) is not None
-        found.append(_value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
-                            "TIME-END" if ends else "TIME"))
+        value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
+                       "TIME-END" if ends else "TIME")
+        days = {(t.lemma_.lower(), t.lemma_.lower()) for t in ent if t.is_alpha and not _CLOCK_RE.fullmatch(t.text)}
+        found.append(replace(value, about=value.about | days))   # a weekday: 'Sunday 8am–8pm'
+
     return found
 
 
