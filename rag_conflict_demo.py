@@ -82,6 +82,7 @@ SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning m
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
 SENTENCE_PAIR_THRESHOLD = 0.6    # ... or this near each other
+SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
@@ -205,6 +206,7 @@ class Value:
     clause: frozenset[str] = frozenset()   # stems of the other words of its clause: what it answers
     reach: int = 0                  # tokens in its clause: the smaller, the nearer what it answers
     subject: frozenset[str] = frozenset()   # its clause's subject, a noun's words: 'monthly', 'pass'
+    subject_text: str = ""          # ... as written: 'The monthly pass'
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ class Question:
     unit: str = ""                  # the kind of figure asked: money | percent | clock | duration | count | ""
     end: bool = False               # asks when a span of hours ends ('What time do visiting hours end?')
     period: str = ""                # the payment period it names: 'if I pay annually' -> 'year'
+    near: frozenset[str] | None = None   # subjects of its sources' sentences near it in meaning (None: not known)
 
 
 @dataclass(frozen=True)
@@ -525,8 +528,12 @@ def named(v: Value) -> set[str]:
 def stance(v: Value, question: Question) -> Value | None:
     """A state as a yes/no question's answer: ('stance', 0) for yes. 'Are pets allowed?' is answered by 'can
     travel' or 'has been withdrawn'; 'Do I need ...?' only by requirement words. Other questions keep the group."""
+    if v.label.startswith("modal:") and not (question.polar and v.label[6:] in question.forms):
+        return None                                    # 'can' answers 'Can employees work ...?' only of working
     if not question.polar:
-        return None if v.label == "modal" else v
+        return v
+    if question.words.isdisjoint(v.clause):
+        return None                                    # a state of something the question does not name
     group, side = v.key
     asked_group, asked_side = question.state or ("allowed", 0)
     if group != asked_group and (group == "required" or asked_group == "required" or group not in PERMISSION_GROUPS
@@ -570,12 +577,26 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     return replace(question, asks="number", unit=max(sorted(kinds), key=kinds.__getitem__))
 
 
+def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
+                  vectors: SentenceVectors | None) -> Question:
+    """The question with the subjects of its sources' answering sentences that are near it in meaning: a figure
+    whose subject the question does not name answers it when that subject means what it asks ('the hand luggage
+    allowance', asked how heavy a carry-on bag can be; not 'the monthly pass', asked what a ride costs)."""
+    if vectors is None:
+        return question
+    said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.values
+                   if v.subject_text})
+    near = vectors.cosines(question.text, said) >= SUBJECT_MIN_COSINE if said else np.zeros(0, dtype=bool)
+    return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
+
+
 def off_question(v: Value, sentence: Sentence, question: Question, relevance: float = 0.0) -> bool:
     """A figure or state about another year, payment period or kind of a thing: a noun of the question with
     modifiers, none the question's ('the monthly pass', asked the annual pass); names and dates are identities."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and relevance < SENTENCE_TOPIC_THRESHOLD:
+    if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and (
+            question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
         per = PERIODS.get(v.key[0].partition("/")[2]) or next((PERIODS[m] for _, m in v.about if m in PERIODS), "")
@@ -719,9 +740,10 @@ class ConflictDetector:
         question = self.parser.question(query)
         if self.vectors is not None:                   # every sentence in one batch
             self.vectors.prepare([query, *(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))])
-        best = [(text, answering_sentences(self.parser.outline(text), question, ANSWERING_SENTENCES, self.cosines(text, question)))
+        best = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), question,
+                                                                 ANSWERING_SENTENCES, self.cosines(text, question)))
                 for text in texts]
-        return asked_by_evidence(question, [self.parser.sentences(text, b).values() for text, b in best])
+        return near_subjects(asked_by_evidence(question, [b.values() for b in best]), best, self.vectors)
 
     def reading(self, doc: Document, question: Question) -> Reading:
         key = (doc.doc_id, doc.text, question)
@@ -950,7 +972,8 @@ class EmbeddingReader:
                    for _, text in passages]
         best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES, c)
                 for (_, text), c in zip(passages, cosines)]
-        asked = asked_by_evidence(asked, [self.parser.sentences(text, b).values() for (_, text), b in zip(passages, best)])
+        read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
+        asked = near_subjects(asked_by_evidence(asked, [r.values() for r in read]), read, self.vectors)
         spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             for i, s in self.parser.sentences(text, best[p]).items():
@@ -1276,7 +1299,7 @@ def _clause(token: Token) -> Token:
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
-           hedged: bool = False) -> Value:
+           hedged: bool = False, own: range | None = None) -> Value:
     """A Value over tokens start..end of doc, with what it is about (the modifiers of the nouns on its way up
     to its clause's verb, and of that verb's subject: 'the standard tier's quota increased to 500 requests',
     not 'in the central business district') and its clause's words (lower case, stemmed by analyse_sentence)."""
@@ -1289,10 +1312,10 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     near += [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"]   # 'on the Enterprise plan'
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
-                      range(start, end))             # the value's own words say nothing of what it answers
+                      (own or range(start, end)))     # the value's own words say nothing of what it answers
     named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "ADJ") for w in (t.lemma_.lower(), t.lower_))
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
-                 named)
+                 named, " ".join(t.text for t in subjects))
 
 
 def entity_values(ent: Span) -> list[Value]:
@@ -1471,7 +1494,7 @@ def date_values(ent: Span) -> list[Value]:
 def state_values(sent: Span) -> list[Value]:
     """The states a sentence states, a negated word on the other side ('no longer required' is optional), each
     written as the phrase that states it ('must work from the office three days a week'); 'can' and 'may' are
-    labelled modal (a permission only where a yes/no question asks one)."""
+    labelled modal:VERB (a permission only where a yes/no question asks it of that verb)."""
     found, doc = [], sent.doc
     for t in sent:
         hyphened = t.i >= sent[0].i + 2 and doc[t.i - 1].text == "-"   # 'pet-free'
@@ -1491,8 +1514,8 @@ def state_values(sent: Span) -> list[Value]:
         stop = next((w.i for w in doc[t.i + 1:last + 1] if (w.is_punct and w.text not in "-'’/")
                      or (w.dep_ == "cc" and w.head == predicate)), last + 1)   # '..., Tuesday to Thursday'; 'but'
 
-        label = "modal" if t.lower_ in MODALS else side[0]
-        found.append(_value("state", (side[0], side[1] ^ negated), doc, first, stop, t, label))
+        label = f"modal:{t.head.lemma_.lower()}" if t.lower_ in MODALS else side[0]   # what it permits
+        found.append(_value("state", (side[0], side[1] ^ negated), doc, first, stop, t, label, own=range(t.i, t.i + 1)))
     return found
 
 
@@ -1563,7 +1586,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     named = [t for t in content if t.ent_type_ and t.ent_type_ not in ("DATE", "CARDINAL", "ORDINAL")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower()})
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
-    state = next((v.key for v in state_values(doc[:]) if v.label != "modal" or opens_with_modal(doc)), None)
+    state = next((v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or opens_with_modal(doc)), None)
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and not (t.i > 0 and doc[t.i - 1].like_num)),
                   "")                                 # 'if I pay for the whole year', not 'in 30 days'
