@@ -528,8 +528,10 @@ def named(v: Value) -> set[str]:
 def stance(v: Value, question: Question) -> Value | None:
     """A state as a yes/no question's answer: ('stance', 0) for yes. 'Are pets allowed?' is answered by 'can
     travel' or 'has been withdrawn'; 'Do I need ...?' only by requirement words. Other questions keep the group."""
-    if v.label.startswith("modal:") and not (question.polar and v.label[6:] in question.forms):
-        return None                                    # 'can' answers 'Can employees work ...?' only of working
+    if v.label.startswith("modal:") and not (question.polar and (v.label[6:] in question.forms or (
+            question.state == ("allowed", 0) and question.text.split()[0].lower() not in MODALS))):
+        return None                                    # 'can' answers 'Can employees work ...?' only of working,
+                                                       # 'Are pets allowed ...?' of any verb
     if not question.polar:
         return v
     if question.words.isdisjoint(v.clause):
@@ -623,7 +625,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
     return Reading(doc_id, s.start, s.end, values_asked(s, question, cosines[chosen]), states,
                    frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
                    text[s.start:s.end], len(question.words),
-                   tuple(v for i in best for v in parsed[i].values if v.kind == kind),
+                   tuple(w for i in best for v in parsed[i].values if v.kind == kind
+                         and (w := stance(v, question) if kind == "state" else v)),
                    float(cosines[chosen]))
 
 
@@ -680,11 +683,13 @@ def agree(x: Value, y: Value) -> bool:
 
 
 def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(kind, reason, a's answer, b's answer) when two answers disagree (one mentioned by the other is an agreement),
-    else opposite states, else a revision word on one side only where both answer strongly; else None."""
+    """(kind, reason, a's answer, b's answer) when two answers disagree (a figure or name mentioned by the other is
+    an agreement; a yes/no stance is the first each states), else opposite states, else a revision word on one
+    side only where both answer strongly; else None."""
     if a.values and b.values and comparable(a.values[0], b.values[0]):
         x, y = a.values[0], b.values[0]
-        if any(agree(v, w) and comparable(v, w) for v, others in ((x, b.mentions), (y, a.mentions)) for w in others):
+        mentioned = ((x, (y,)), (y, (x,))) if x.kind == "state" else ((x, b.mentions), (y, a.mentions))
+        if any(agree(v, w) and comparable(v, w) for v, others in mentioned for w in others):
             return None
         return PAIR_KINDS[x.kind], f"different answers: {x.text} vs {y.text}", (x.text,), (y.text,)
     for x in a.states:
