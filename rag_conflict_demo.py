@@ -748,7 +748,10 @@ class ConflictDetector:
         best = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), question,
                                                                  ANSWERING_SENTENCES, self.cosines(text, question)))
                 for text in texts]
-        return near_subjects(asked_by_evidence(question, [b.values() for b in best]), best, self.vectors)
+        question = near_subjects(asked_by_evidence(question, [b.values() for b in best]), best, self.vectors)
+        self.parser.asked[query] = question            # the reader asks for the kind these sources answer with
+        _drop_oldest(self.parser.asked, 10_000)
+        return question
 
     def reading(self, doc: Document, question: Question) -> Reading:
         key = (doc.doc_id, doc.text, question)
@@ -978,7 +981,8 @@ class EmbeddingReader:
         best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES, c)
                 for (_, text), c in zip(passages, cosines)]
         read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
-        asked = near_subjects(asked_by_evidence(asked, [r.values() for r in read]), read, self.vectors)
+        asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
+                                                                 read, self.vectors)
         spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
             for i, s in self.parser.sentences(text, best[p]).items():
@@ -1187,6 +1191,7 @@ class Parser:
         self._outlines: dict[str, tuple[Outline, ...]] = {}
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
         self._questions: dict[str, Question] = {}
+        self.asked: dict[str, Question] = {}           # a query as the detector last read it of its sources
 
     def prepare(self, texts: Iterable[str], parse: bool = True) -> None:
         """Split texts into sentences; with parse, parse every sentence now (in batches) rather than on demand."""
