@@ -225,11 +225,8 @@ class Question:
     text: str
     asks: str                       # number | date | name | person | place | state | thing | version | "" (any)
     words: frozenset[str]           # stems of its content words
-    subject: frozenset[str]         # stems of the names it asks about ('acm', 'corp')
     forms: frozenset[str] = frozenset()   # its words as written and as lemmas, lower case: a value that
                                           # is no more than these restates the question
-    focus: str = ""                 # the noun it asks about: 'revenue', 'limit', 'sport'
-    counted: str = ""               # how many WHAT: 'student'
     years: frozenset[int] = frozenset()
     modifiers: frozenset[tuple[str, str]] = frozenset()   # (head noun, modifier): ('tier', 'standard')
     numbers: frozenset[float] = frozenset()   # figures the question itself names ('the Widget 3000')
@@ -552,11 +549,8 @@ def unit_class(unit: str) -> str:
 
 
 def _unit_fits(unit: str, question: Question) -> bool:
-    """A figure's unit answers the question: the kind of figure it asks, when it or its sources tell; else no
-    money when it asks how many ('660 stores' answers how many Cracker Barrels: what is counted is named otherwise)."""
-    if question.unit:
-        return unit_class(unit) in question.unit.split("|")
-    return not (question.counted and unit.split("/")[0] in CURRENCIES.values())
+    """A figure's unit is of the kind of figure the question asks ('660 stores' answers how many, '$5' not)."""
+    return not question.unit or unit_class(unit) in question.unit.split("|")
 
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
@@ -1562,7 +1556,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     tokens = [t for t in doc if not t.is_punct]
     wh = next((t for t in tokens if t.tag_ in ("WP", "WP$", "WRB", "WDT")), None)
     polar = bool(tokens) and wh is None and tokens[0].pos_ == "AUX"   # 'Can I ...?', 'Does the plan ...?'
-    asks, focus, counted, unit = "", "", "", ""
+    asks, focus, unit = "", "", ""
     if polar:
         asks = "state"
     elif wh is not None and wh.lower_ in WH_KINDS:
@@ -1575,8 +1569,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         if nxt is not None and nxt.lower_ in HOW_KINDS:
             asks, unit = "number", HOW_UNITS.get(nxt.lower_, "")
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
-            counted = noun.lemma_.lower() if noun is not None and nxt.lower_ == "many" else ""
-            unit = "duration" if counted in TIME_UNITS else unit   # 'how many days'
+            if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
+                unit = "duration"                         # 'how many days'
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
@@ -1588,27 +1582,18 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
                     next((t for t in nouns if t.pos_ == "NOUN"), None))
         focus = noun.lemma_.lower() if noun is not None else ""
         asks = NOUN_KIND.get(focus, "thing" if wh is not None or nouns else "")
-    if asks == "number" and not focus:
-        focus = counted
     if focus in MONEY_NOUNS and not unit:
         unit = "money"
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
-    named = [t for t in content if t.ent_type_ and t.ent_type_ not in ("DATE", "CARDINAL", "ORDINAL")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower()})
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
-    state = next((v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or opens_with_modal(doc)), None)
+    state = next((v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0), None)
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
-    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and not (t.i > 0 and doc[t.i - 1].like_num)),
-                  "")                                 # 'if I pay for the whole year', not 'in 30 days'
-
-    return Question(doc.text, asks, parser.words(content), parser.words(named), forms, focus, counted,
+    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
+                   and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
+    return Question(doc.text, asks, parser.words(content), forms,
                     frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), modifiers(tokens), numbers, polar, state,
                     unit, ends, period)
-
-
-def opens_with_modal(doc: Any) -> bool:
-    """A question that opens with 'Can' or 'May' asks a permission."""
-    return len(doc) > 0 and doc[0].lower_ in MODALS
 
 
 # -----------------------------------------------------------------------------
@@ -2723,7 +2708,7 @@ class TestLanguage(unittest.TestCase):
                  "What is the latest version of the SDK?": "version"}
         self.assertEqual({q: shared_parser().question(q).asks for q in kinds}, kinds)
         asked = shared_parser().question("What was Acme Corp's annual revenue for fiscal year 2023?")
-        self.assertEqual((asked.focus, asked.years, asked.subject), ("revenue", {2023}, {"acm", "corp"}))
+        self.assertEqual((asked.asks, asked.unit, asked.years), ("number", "money", {2023}))
 
     def test_what_a_figure_is_about_comes_from_the_parse(self) -> None:
         ask = "What is the rate limit for the standard tier?"
