@@ -166,7 +166,8 @@ NUMBER_WORDS = {w: n for n, w in enumerate(
     "seventeen eighteen nineteen twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
                                                      "seventy": 70, "eighty": 80, "ninety": 90}
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
-              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹", "rupee": "₹"}
+              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
+              "rupee": "₹"}
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0, "fortnight": 14.0,
               "month": 30.44, "year": 365.25}   # in days: '45 days' and 'six weeks' compare; months are inexact
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
@@ -420,21 +421,21 @@ def document_text_for_embedding(doc: Document) -> str:
 class Retriever:
     """Cosine top-k over a knowledge base encoded once, in batches."""
 
-    def __init__(self, docs: Sequence[Document], embedder: Embedder,
-                 embeddings: np.ndarray | None = None) -> None:
+    def __init__(self, docs: Sequence[Document], embedder: Embedder, embeddings: np.ndarray | None = None,
+                 vectors: SentenceVectors | None = None) -> None:
         ids = [d.doc_id for d in docs]
         if len(set(ids)) != len(ids):
             raise InputError("the knowledge base repeats a doc_id")
         if not docs:
             raise InputError("the knowledge base is empty")
         self.docs = list(docs)
-        self.embedder = embedder
+        self.embedder, self.vectors = embedder, vectors   # with vectors, the query's is kept for the detector
         self.embeddings = (embeddings if embeddings is not None
                            else embedder.encode([document_text_for_embedding(d) for d in docs]))
 
     def search(self, query: str, top_k: int) -> tuple[list[RetrievedContext], np.ndarray]:
         """The top_k documents by cosine (ties by doc_id) and their embeddings, shape (k, dim)."""
-        scores = self.embeddings @ self.embedder.encode([query])[0]
+        scores = self.embeddings @ (self.vectors.of([query]) if self.vectors else self.embedder.encode([query]))[0]
         ids = np.array([d.doc_id for d in self.docs])
         order = np.lexsort((ids, -scores))[:top_k]     # last key sorts first: score, then doc_id
         contexts = [RetrievedContext(self.docs[i], float(scores[i])) for i in order]
@@ -485,7 +486,8 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     if cosines is None:
         score, near = share, share > 0
     else:
-        score, near = np.round(cosines, 1) + SENTENCE_WORD_WEIGHT * share, (share > 0) | (cosines >= SENTENCE_MIN_COSINE)
+        score = np.round(cosines, 1) + SENTENCE_WORD_WEIGHT * share
+        near = (share > 0) | (cosines >= SENTENCE_MIN_COSINE)
     return sorted(np.flatnonzero(near).tolist(), key=lambda i: (-score[i], i))[:n]
 
 
@@ -512,14 +514,15 @@ def values_asked(sentence: Sentence, question: Question, relevance: float = 0.0)
         if v.kind in ("number", "state") and off_question(v, sentence, question, relevance):
             continue
         found.append(v)
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -len(named(v) & question.forms),
-                                              v.reach)))
+    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach)))
 
 
-def named(v: Value) -> set[str]:
-    """What a value says it is about, in words a question may use: its unit and period, its modifiers."""
+def named(v: Value, question: Question) -> int:
+    """How much of what a value is written with the question names: its unit ('requests'), its period ('a day',
+    asked the daily charge), the weekday of a time ('Sunday 8am–8pm')."""
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
-    return {unit, per, PERIODS.get(per, per)} - {""} | {m for _, m in v.about}
+    said = {unit, per} - {""} | {m for head, m in v.about if head == m}
+    return len(said & question.forms) + bool(per and PERIODS.get(per) == question.period)
 
 
 def stance(v: Value, question: Question) -> Value | None:
@@ -738,7 +741,7 @@ class ConflictDetector:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
         question = self.parser.question(query)
         if self.vectors is not None:                   # every sentence in one batch
-            self.vectors.prepare([query, *(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))])
+            self.vectors.prepare([query, *(t for x in texts for t in sentence_texts(x, self.parser.outline(x)))])
         best = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), question,
                                                                  ANSWERING_SENTENCES, self.cosines(text, question)))
                 for text in texts]
@@ -1328,7 +1331,8 @@ def entity_values(ent: Span) -> list[Value]:
     label, doc = ent.label_, ent.doc
     if label in ("DATE", "TIME") and _CLOCK_RE.search(ent.text):
         return clock_values(ent)
-    if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME") and _PENCE_RE.search(ent.text)):
+    if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME")
+                                                                 and _PENCE_RE.search(ent.text)):
         found = figure_value(ent)
         return [found] if found else []
     if label in ("DATE", "TIME"):
@@ -1490,7 +1494,8 @@ def date_values(ent: Span) -> list[Value]:
     parsed = parse_figure(text)
     if unit and parsed:                                # a duration, in days; 'every 20 minutes' an interval
         step = 0.06 * parsed[0] if unit in ("month", "year") else 0.0
-        return [_value("number", ("interval" if re.search(r"\bevery\b", text, re.I) else "day", parsed[0] * TIME_UNITS[unit], step * TIME_UNITS[unit]), doc, ent.start,
+        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"
+        return [_value("number", (unit_key, parsed[0] * TIME_UNITS[unit], step * TIME_UNITS[unit]), doc, ent.start,
                        ent.end, ent.root, "DATE", _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
 
@@ -2091,7 +2096,8 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     for n, case in enumerate(cases, start=1):
         clock = time.perf_counter()
         embeddings = vectors[[row_of[document_text_for_embedding(d)] for d in case.documents]]
-        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings), detector, reader, top_k,
+        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings, detector.vectors), detector, reader,
+                               top_k,
                                log_conflicts=False)
         naive, resolved = rag.ask(case.query)
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
@@ -2218,13 +2224,16 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
     clock = time.perf_counter()
     parser.prepare(d.text for d in synthetic)
     parse_ms = 1000 * (time.perf_counter() - clock)
+    sentences = SentenceVectors(embedder)
+    ConflictDetector(parser, topic_threshold, sentences).prepare(synthetic)   # sentence vectors: indexing, not timed
     scaling = []
     for k in (3, 10, 100, 1000):
         contexts, embeddings = [RetrievedContext(d, 0.0) for d in synthetic[:k]], vectors[:k]
         new, again, flagged, examined = [], [], [], 0
         for _, query in DEMO_SCENARIOS:
             parser._questions.pop(query, None)         # a new query: parsed too
-            detector = ConflictDetector(parser, topic_threshold)
+            sentences.prepare([query])                 # the retriever's pass
+            detector = ConflictDetector(parser, topic_threshold, sentences)
             clock = time.perf_counter()
             report = detector.detect(contexts, embeddings, query)
             new.append(1000 * (time.perf_counter() - clock))
@@ -2274,11 +2283,13 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     parser = shared_parser()
     result["model_load_s"]["spaCy parser"] = round(time.perf_counter() - clock, 3)
     clock = time.perf_counter()
-    reader = make_reader(args.reader, args.qa_model, embedder, parser)
+    vectors = SentenceVectors(embedder)
+    reader = make_reader(args.reader, args.qa_model, embedder, parser, vectors=vectors)
     result["model_load_s"]["reader " + type(reader).__name__] = round(time.perf_counter() - clock, 3)
     calls = embedder.calls
-    rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), ConflictDetector(parser, args.topic_threshold),
-                           reader, args.top_k, log_conflicts=False)
+    rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder, vectors=vectors),
+                           ConflictDetector(parser, args.topic_threshold, vectors), reader, args.top_k,
+                           log_conflicts=False)
     result["kb_encoder_passes"] = embedder.calls - calls
     rag.detector.prepare(rag.retriever.docs)          # indexing, as the CLI does
     result.update(_bench_queries(rag, repeats))
@@ -2601,7 +2612,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         result = run_eval(cases, embedder, detector, reader, args.top_k, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
-    pipeline = ConflictAwareRAG(Retriever(docs, embedder), detector, reader, args.top_k)
+    pipeline = ConflictAwareRAG(Retriever(docs, embedder, vectors=detector.vectors), detector, reader, args.top_k)
     detector.prepare(docs)                             # indexing: documents parsed once, like their embeddings
     modes = ("naive", "resolved") if args.mode == "both" else (args.mode,)
     queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
@@ -2629,8 +2640,8 @@ def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAUL
     embedder, parser = HashingEmbedder(), shared_parser()
     vectors = SentenceVectors(embedder)
     return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder),
-                            ConflictDetector(parser, topic_threshold, vectors), EmbeddingReader(embedder, parser, vectors),
-                            top_k)
+                            ConflictDetector(parser, topic_threshold, vectors),
+                            EmbeddingReader(embedder, parser, vectors), top_k)
 
 
 def reading(text: str, query: str, doc_id: str = "x") -> Reading:
