@@ -2727,6 +2727,36 @@ class TestLanguage(unittest.TestCase):
         self.assertTrue(reading("The standard tier allows 100 requests per minute.", ask).values)
         revenue = "What was the revenue in 2023?"            # another year than asked is no answer
         self.assertFalse(reading("In 2022, revenue was $3.1M.", revenue).values)
+        annual = "How much is boiler cover if I pay annually?"   # another payment period
+        self.assertEqual([v.text for v in reading("Cover costs £14.50 a month or £162 a year.", annual).values],
+                         ["£162 a year"])
+
+    def test_times_durations_and_rates_are_figures_in_one_unit(self) -> None:
+        def figure(text: str, ask: str) -> tuple[str, float]:
+            return reading(text, ask).values[0].key[:2]
+        when = "What time does the ward close?"                 # a time of day, a span's end first
+        self.assertEqual({figure(f"The ward closes at {t}.", when) for t in ("9:30 pm", "21:30")},
+                         {("clock", 1290.0)})
+        self.assertEqual(figure("The ward is open from 2:00 pm to 8:00 pm.", when), ("clock", 1200.0))
+        how_long = "How long is the cooling-off period?"      # durations in days, exact but for months
+        self.assertEqual({figure(f"The cooling-off period is {d}.", how_long) for d in ("14 days", "two weeks")},
+                         {("day", 14.0)})
+        six_weeks, days = (reading(f"The period is {d}.", how_long).values[0] for d in ("six weeks", "45 days"))
+        self.assertFalse(agree(six_weeks, days))
+        self.assertEqual(figure("| Standing charge | 48.7p/day |", "How much is the daily standing charge?"),
+                         ("p/day", 48.7))                  # a table row read as a line
+        often = reading("The shuttle leaves every 20 minutes.", "How often does the shuttle run?").values[0]
+        self.assertEqual(often.key[0], "interval")
+
+    def test_a_yes_no_question_is_answered_by_stance(self) -> None:
+        ask = "Are pets allowed in the cabin?"                  # withdrawn, pet-free: no; can travel: yes
+        said = {t: reading(t, ask).values[0].key for t in (
+            "Pets can travel with you in the cabin.", "In-cabin pet travel has been withdrawn.",
+            "The cabin becomes a pet-free zone.")}
+        self.assertEqual(list(said.values()), [("stance", 0), ("stance", 1), ("stance", 1)])
+        self.assertEqual(reading("In-cabin pet travel has been withdrawn on all routes.", ask).values[0].text,
+                         "has been withdrawn on all routes")           # a phrase a person can judge
+        self.assertFalse(reading("You can book a seat.", "What is the fare?").states)   # 'can' asked nothing
 
 
 class TestDetector(unittest.TestCase):
@@ -2740,6 +2770,13 @@ class TestDetector(unittest.TestCase):
                                   "Who is the CFO of Acme?"), [("d0", "d1", "entity")])
         self.assertEqual(verdicts(["Masks are required in the clinic.", "Masks are optional in the clinic."],
                                   "Are masks required in the clinic?"), [("d0", "d1", "state")])
+
+    def test_the_kind_of_figure_asked_comes_from_the_sources(self) -> None:
+        texts = ["To accept a room you pay a £250 deposit.", "Accepting an offer requires a £300 deposit.",
+                 "Offers not accepted within 7 days are released."]
+        self.assertEqual(verdicts(texts, "What is the deposit for a room?"), [("d0", "d1", "numerical")])
+        self.assertEqual(verdicts(["Monthly cover costs £14.50 a month.", "Annual cover costs £162 a year."],
+                                  "How much is cover?"), [])          # a rate per month, another per year
 
     def test_two_kinds_of_one_thing_are_complementary(self) -> None:
         texts = ["The Basic plan costs $10 per month.", "The Premium plan costs $30 per month."]
