@@ -82,6 +82,7 @@ SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning m
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
 SENTENCE_PAIR_THRESHOLD = 0.6    # ... or this near each other
+EVIDENCE_SOURCES = 10            # the retrieved sources whose answering sentences tell the kind of figure asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
@@ -482,13 +483,13 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     """The n sentences most on the question, best first: their cosine to it (when given) plus the share of its
     words they hold. A sentence answers when it holds a word of the question or is near it in meaning; cosines
     are rounded to a tenth (nearer is noise), so alike sentences keep text order."""
-    share = np.array([len(question.words & o.words) for o in outline], dtype=float) / max(1, len(question.words))
-    if cosines is None:
-        score, near = share, share > 0
-    else:
-        score = np.round(cosines, 1) + SENTENCE_WORD_WEIGHT * share
-        near = (share > 0) | (cosines >= SENTENCE_MIN_COSINE)
-    return sorted(np.flatnonzero(near).tolist(), key=lambda i: (-score[i], i))[:n]
+    near = cosines.tolist() if cosines is not None else [None] * len(outline)   # plain floats: short lists
+    scored = []
+    for i, (o, cos) in enumerate(zip(outline, near)):
+        share = len(question.words & o.words) / max(1, len(question.words))
+        if share > 0 or (cos is not None and cos >= SENTENCE_MIN_COSINE):
+            scored.append((-(share if cos is None else round(cos, 1) + SENTENCE_WORD_WEIGHT * share), i))
+    return [i for _, i in sorted(scored)[:n]]
 
 
 def values_asked(sentence: Sentence, question: Question, relevance: float = 0.0) -> tuple[Value, ...]:
@@ -584,7 +585,7 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     if vectors is None:
         return question
     said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.values
-                   if v.subject_text})
+                   if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms)})   # to judge
     near = vectors.cosines(question.text, said) >= SUBJECT_MIN_COSINE if said else np.zeros(0, dtype=bool)
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
@@ -722,6 +723,7 @@ class ConflictDetector:
         self.parser, self.topic_threshold, self.vectors = parser, topic_threshold, vectors
         self._readings: dict[Any, Reading] = {}
         self._verdicts: dict[Any, Any] = {}
+        self._cosines: dict[tuple[str, str], np.ndarray] = {}   # (text, question) -> each sentence's cosine
 
     def prepare(self, documents: Iterable[Document], parse: bool = True) -> None:
         """Split (and with parse, parse) the documents now, at indexing, not at the first query; with sentence
@@ -735,7 +737,11 @@ class ConflictDetector:
         """Each sentence of text against the question, by meaning; None without sentence vectors."""
         if self.vectors is None:
             return None
-        return self.vectors.cosines(question.text, sentence_texts(text, self.parser.outline(text)))
+        key = (text, question.text)
+        if key not in self._cosines:
+            self._cosines[key] = self.vectors.cosines(question.text, sentence_texts(text, self.parser.outline(text)))
+            _drop_oldest(self._cosines, 100_000)
+        return self._cosines[key]
 
     def question(self, query: str, texts: Sequence[str]) -> Question:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
@@ -745,7 +751,8 @@ class ConflictDetector:
         best = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), question,
                                                                  ANSWERING_SENTENCES, self.cosines(text, question)))
                 for text in texts]
-        question = near_subjects(asked_by_evidence(question, [b.values() for b in best]), best, self.vectors)
+        kind = asked_by_evidence(question, [b.values() for b in best[:EVIDENCE_SOURCES]])   # the most relevant
+        question = near_subjects(kind, best, self.vectors)
         self.parser.asked[query] = question            # the reader asks for the kind these sources answer with
         _drop_oldest(self.parser.asked, 10_000)
         return question
@@ -771,7 +778,7 @@ class ConflictDetector:
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
         if self.vectors is not None:                   # ... or whose answering sentences say alike
-            said = self.vectors.of([r.sentence for r in readings])
+            said = self.vectors.of([r.sentence or query for r in readings])   # no sentence: gated by the rest
             both |= said @ said.T >= SENTENCE_PAIR_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both, 1)
         if newcomers:
