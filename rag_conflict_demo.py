@@ -81,7 +81,6 @@ ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, th
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
-SENTENCE_PAIR_THRESHOLD = 0.6    # ... or this near each other
 EVIDENCE_SOURCES = 10            # the retrieved sources whose answering sentences tell the kind of figure asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
@@ -777,9 +776,6 @@ class ConflictDetector:
         # pages as wholes are less alike (a press release and an annual review giving one year's visitors).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
-        if self.vectors is not None:                   # ... or whose answering sentences say alike
-            said = self.vectors.of([r.sentence or query for r in readings])   # no sentence: gated by the rest
-            both |= said @ said.T >= SENTENCE_PAIR_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both, 1)
         if newcomers:
             gate[:, :len(contexts) - newcomers] = False
