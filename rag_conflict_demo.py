@@ -83,7 +83,6 @@ SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the que
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
 EVIDENCE_SOURCES = 10            # the retrieved sources whose answering sentences tell the kind of figure asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
-FILL_TOPIC_THRESHOLD = 0.5       # cosine to a discarded document for a next retrieved one to be read in its place
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
 HUB_PROBE_MEMORY_S = 24 * 3600   # a failed probe is remembered this long (in the user's cache folder)
@@ -297,10 +296,8 @@ class Cluster:
 
 @dataclass(frozen=True)
 class Resolution:
-    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order (then any filled)
+    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order
     clusters: tuple[Cluster, ...]
-    filled: tuple[RetrievedContext, ...] = ()   # next retrieved documents in the slots discarded ones left
-    passed_over: tuple[str, ...] = ()    # next retrieved doc_ids not filled in: a kept document contradicts them
 
 
 @dataclass(frozen=True)
@@ -324,8 +321,6 @@ class RAGResponse:
     clusters: tuple[Cluster, ...]   # empty in naive mode
     context: str                    # the exact text handed to the reader
     split: bool = False             # the answer sets disagreeing sources side by side
-    filled: tuple[str, ...] = ()    # sources past the top_k read in discarded ones' slots (resolved mode)
-    passed_over: tuple[str, ...] = ()   # ... and those not read: a kept document contradicts them
 
 
 class InputError(Exception):
@@ -765,10 +760,8 @@ class ConflictDetector:
             _drop_oldest(self._readings, 100_000)
         return found
 
-    def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray, query: str,
-               newcomers: int = 0) -> ConflictReport:
-        """The pairs of contexts whose answers to query disagree; with newcomers, only the pairs that hold one
-        of the last newcomers contexts (those checked against the rest)."""
+    def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray, query: str) -> ConflictReport:
+        """The pairs of contexts whose answers to query disagree."""
         question = self.question(query, [c.document.text for c in contexts])
         readings = [self.reading(c.document, question) for c in contexts]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
@@ -777,8 +770,6 @@ class ConflictDetector:
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
         gate = np.triu((sims >= self.topic_threshold) | both, 1)
-        if newcomers:
-            gate[:, :len(contexts) - newcomers] = False
         rows, cols = np.nonzero(gate)
         examined = len(rows)
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
@@ -1044,8 +1035,7 @@ class ConflictAwareRAG:
         if not query.strip():
             raise InputError("the query is empty")
         clock = time.perf_counter()
-        found, vectors = self.retriever.search(query, 2 * self.top_k)   # the next top_k fill freed slots
-        contexts, embeddings = found[:self.top_k], vectors[:self.top_k]
+        contexts, embeddings = self.retriever.search(query, self.top_k)
         self.timings_ms = {"retrieve": 1000 * (time.perf_counter() - clock)}
         clock = time.perf_counter()
         report = self.detector.detect(contexts, embeddings, query)
@@ -1056,32 +1046,12 @@ class ConflictAwareRAG:
         responses, self.timings_ms["resolve"], self.timings_ms["read"] = [], 0.0, 0.0
         for mode in modes:
             clock = time.perf_counter()
-            resolution = (self._filled(query, resolve(contexts, report), found, vectors) if mode == "resolved"
-                          else Resolution(tuple(contexts), ()))
+            resolution = resolve(contexts, report) if mode == "resolved" else Resolution(tuple(contexts), ())
             self.timings_ms["resolve"] += 1000 * (time.perf_counter() - clock)
             clock = time.perf_counter()
             responses.append(self._answer(query, mode, contexts, report, resolution))
             self.timings_ms["read"] += 1000 * (time.perf_counter() - clock)
         return responses
-
-    def _filled(self, query: str, resolution: Resolution, found: Sequence[RetrievedContext],
-                vectors: np.ndarray) -> Resolution:
-        """The resolution with the slots its discarded documents left filled by the next retrieved ones, in
-        rank order, each on a discarded one's topic that no kept or filled document contradicts (checked
-        like the first top_k): a dropped stale page does not shrink the reader's context."""
-        index = {c.document.doc_id: n for n, c in enumerate(found)}
-        gone = [index[d] for c in resolution.clusters for d in c.discarded]   # as many places as were discarded
-        near = (vectors[self.top_k:self.top_k + len(gone)] @ vectors[gone].T >= FILL_TOPIC_THRESHOLD).any(axis=1)
-        spare = [self.top_k + n for n in np.flatnonzero(near).tolist()]   # on a discarded one's topic
-        if not spare:
-            return resolution
-        kept = [index[c.document.doc_id] for c in resolution.kept]
-        report = self.detector.detect([found[n] for n in kept + spare], vectors[kept + spare], query,
-                                      newcomers=len(spare))
-        against = {d for p in report.pairs for d in (p.a, p.b)}   # every pair holds a newcomer
-        filled = tuple(found[n] for n in spare if found[n].document.doc_id not in against)
-        passed_over = tuple(found[n].document.doc_id for n in spare if found[n].document.doc_id in against)
-        return replace(resolution, kept=resolution.kept + filled, filled=filled, passed_over=passed_over)
 
     def _answer(self, query: str, mode: str, contexts: Sequence[RetrievedContext],
                 report: ConflictReport, resolution: Resolution) -> RAGResponse:
@@ -1105,9 +1075,8 @@ class ConflictAwareRAG:
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 confidence, split_answer = confidence / len(said), True   # no one answer is surer than its share
         return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
-                           _warning(mode, report, resolution, contexts), tuple(contexts) + resolution.filled,
-                           report, resolution.clusters, context, split_answer,
-                           tuple(c.document.doc_id for c in resolution.filled), resolution.passed_over)
+                           _warning(mode, report, resolution, contexts), tuple(contexts), report, resolution.clusters,
+                           context, split_answer)
 
 
 def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
@@ -1141,11 +1110,6 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             dropped = f"; discarded {len(c.discarded)} that a newer one contradicts: {', '.join(c.discarded)}"
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.kept)} kept side by side{dropped if c.discarded else ''}.")
-    if resolution.filled:
-        notes.append("Read the next retrieved in their place: "
-                     f"{', '.join(c.document.doc_id for c in resolution.filled)}.")
-    if resolution.passed_over:
-        notes.append(f"Passed over {', '.join(resolution.passed_over)}: a kept document contradicts each.")
     return " ".join(notes)
 
 
@@ -2383,7 +2347,7 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     lines.append(f"{p.label}Sources retrieved:{p.reset}")
     for c in r.sources:
         d, status = c.document, source_status(r, c.document.doc_id)
-        mark = {"discarded": "  (discarded)", "filled": "  (read in a discarded one's place)"}.get(status, "")
+        mark = "  (discarded)" if status == "discarded" else ""
         lines.append(f"  [{c.score:.3f}] {_shorten(d.title, 60)} ({d.timestamp or 'undated'}){mark}")
     if r.report.pairs:
         lines.append(f"{p.label}Conflict pairs:{p.reset}")
@@ -2400,10 +2364,8 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
 
 
 def source_status(r: RAGResponse, doc_id: str) -> str:
-    """kept (read), discarded (a newer source contradicts it) or filled (read in a discarded one's place)."""
-    if any(doc_id in c.discarded for c in r.clusters):
-        return "discarded"
-    return "filled" if doc_id in r.filled else "kept"
+    """kept (read) or discarded (a newer source contradicts it)."""
+    return "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept"
 
 
 def response_json(r: RAGResponse) -> dict[str, Any]:
@@ -2416,8 +2378,7 @@ def response_json(r: RAGResponse) -> dict[str, Any]:
                        "topic_sim": round(p.topic_sim, 6), "claims_a": list(p.claims_a),
                        "claims_b": list(p.claims_b)} for p in r.report.pairs],
             "clusters": [{"members": list(c.members), "kept": list(c.kept), "discarded": list(c.discarded),
-                          "strategy": c.strategy, "note": c.note} for c in r.clusters],
-            "filled": list(r.filled), "passed_over": list(r.passed_over)},
+                          "strategy": c.strategy, "note": c.note} for c in r.clusters]},
         "sources": [{"doc_id": c.document.doc_id, "title": c.document.title, "timestamp": c.document.timestamp,
                      "score": round(c.score, 6), "status": source_status(r, c.document.doc_id),
                      "answer": r.report.answers.get(c.document.doc_id, "")} for c in r.sources],
@@ -2432,8 +2393,7 @@ def report_record(responses: Sequence[RAGResponse]) -> dict[str, Any]:
     return {"query": resolved.query, "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "pairs_examined": resolved.report.pairs_examined, "pairs": as_json["pairs"],
             "clusters": as_json["clusters"],
-            "discarded": [d for c in resolved.clusters for d in c.discarded],
-            "filled": as_json["filled"], "passed_over": as_json["passed_over"]}
+            "discarded": [d for c in resolved.clusters for d in c.discarded]}
 
 
 # -----------------------------------------------------------------------------
@@ -2484,7 +2444,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="add an NLI cross-encoder contradiction check (off by default)")
     pipe = parser.add_argument_group("pipeline")
     pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
-                      help="documents read per query (the next ones retrieved fill the places of discarded ones)")
+                      help="documents read per query")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' answers are compared")
     out = parser.add_argument_group("output")
@@ -3062,7 +3022,7 @@ class TestOutputs(CLITestCase):
             self.assertEqual(set(run), {"mode", "answer", "confidence", "low_confidence", "conflict", "sources",
                                         "warning"})
             self.assertEqual(set(run["sources"][0]), {"doc_id", "title", "timestamp", "score", "status", "answer"})
-            self.assertEqual(set(run["conflict"]), {"detected", "pairs", "clusters", "filled", "passed_over"})
+            self.assertEqual(set(run["conflict"]), {"detected", "pairs", "clusters"})
             pair = run["conflict"]["pairs"][0]
             self.assertEqual((pair["kind"], {pair["a"]: pair["claims_a"], pair["b"]: pair["claims_b"]}),
                              ("numerical", {"p1": ["$20 per month"], "p2": ["$25 per month"]}))
