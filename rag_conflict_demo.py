@@ -1233,6 +1233,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*([kmbt]n?
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
+_WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
 _VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)+)$", re.I)
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
@@ -1329,8 +1330,9 @@ def clock_values(ent: Span) -> list[Value]:
         ends = _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) is not None
         value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
                        "TIME-END" if ends else "TIME")
-        days = {(t.lemma_.lower(), t.lemma_.lower()) for t in ent if t.is_alpha and not _CLOCK_RE.fullmatch(t.text)}
-        found.append(replace(value, about=value.about | days))   # a weekday: 'Sunday 8am–8pm'
+        before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
+        days = {(d, d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's weekday: 'Sunday
+        found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
 
     return found
 
@@ -1377,6 +1379,11 @@ def parse_figure(text: str) -> tuple[float, float] | None:
         scale = next((MAGNITUDES[w] for w in re.findall(r"[a-z]+", text.lower()) if w in MAGNITUDES), 1.0)
         return float(sum(words)) * scale, scale
     return None
+
+
+def weekday(word: str) -> str:
+    """'sundays' -> 'sunday'; '' for a word that names no weekday."""
+    return next((d for d in _WEEKDAYS if word.startswith(d)), "")
 
 
 def figure_value(ent: Span) -> Value | None:
@@ -1557,7 +1564,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     if focus in MONEY_NOUNS and not unit:
         unit = "money"
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
-    forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower()})
+    forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     state = next((v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0), None)
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
