@@ -516,7 +516,7 @@ def named(v: Value, question: Question) -> int:
     """How much of what a value is written with the question names: its unit ('requests'), its period ('a day',
     asked the daily charge), the weekday of a time ('Sunday 8am–8pm')."""
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
-    said = {unit, per} - {""} | {m for head, m in v.about if head == m}
+    said = {unit, per} - {""} | {m for head, m in v.about if head == "weekday"}
     return len(said & question.forms) + bool(per and PERIODS.get(per) == question.period)
 
 
@@ -1331,7 +1331,7 @@ def clock_values(ent: Span) -> list[Value]:
         value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
                        "TIME-END" if ends else "TIME")
         before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
-        days = {(d, d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's weekday: 'Sunday
+        days = {("weekday", d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's: 'Sunday
         found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
 
     return found
