@@ -1570,8 +1570,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
                    and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
+    kinds = modifiers(t for t in tokens if t.lower_ not in HOW_KINDS)   # 'How much water' asks no kind of water
     return Question(doc.text, asks, parser.words(content), forms,
-                    frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), modifiers(tokens), numbers, polar, state,
+                    frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state,
                     unit, ends, period)
 
 
