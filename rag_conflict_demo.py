@@ -486,7 +486,7 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     return [i for _, i in sorted(scored)[:n]]
 
 
-def values_asked(sentence: Sentence, question: Question, relevance: float = 0.0) -> tuple[Value, ...]:
+def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
     """The sentence's values of the kind asked (a yes/no question's as yes or no), minus those that restate the
     question or are about another subject than it names (another year, 'the premium tier', 'a month');
     those that say what the question names (its unit, period, a weekday) first, then the nearest."""
@@ -506,7 +506,7 @@ def values_asked(sentence: Sentence, question: Question, relevance: float = 0.0)
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if v.kind in ("number", "state") and off_question(v, sentence, question, relevance):
+        if v.kind in ("number", "state") and off_question(v, sentence, question):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach)))
@@ -584,7 +584,7 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
 
-def off_question(v: Value, sentence: Sentence, question: Question, relevance: float = 0.0) -> bool:
+def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
     """A figure or state about another year, payment period or kind of a thing: a noun of the question with
     modifiers, none the question's ('the monthly pass', asked the annual pass); names and dates are identities."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
@@ -602,24 +602,22 @@ def off_question(v: Value, sentence: Sentence, question: Question, relevance: fl
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                 cosines: np.ndarray | None = None) -> Reading:
-    if cosines is None:
-        cosines = np.zeros(len(parser.outline(text)))
     """What one source answers: of its sentences most on the question, the first that states the kind asked
     (else the best), read for values, states, revision words and every value it mentions."""
     best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
     if not best:
         return Reading(doc_id)
     parsed = parser.sentences(text, best)
-    chosen = next((i for i in best if values_asked(parsed[i], question, cosines[i])), best[0])
+    chosen = next((i for i in best if values_asked(parsed[i], question)), best[0])
     s = parsed[chosen]
     kind = ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for v in parsed[i].values if v.kind == "state" and (w := stance(v, question)))
-    return Reading(doc_id, s.start, s.end, values_asked(s, question, cosines[chosen]), states,
+    return Reading(doc_id, s.start, s.end, values_asked(s, question), states,
                    frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
                    text[s.start:s.end], len(question.words),
                    tuple(w for i in best for v in parsed[i].values if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else v)),
-                   float(cosines[chosen]))
+                   float(cosines[chosen]) if cosines is not None else 0.0)
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -965,21 +963,17 @@ class EmbeddingReader:
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
         stated = [(text, frozenset().union(*(o.words for o in self.parser.outline(text)))) for _, text in passages]
         asked = self.parser.question(question)
-        self.vectors.prepare([question, *(t for _, text in passages
-                                          for t in sentence_texts(text, self.parser.outline(text)))])
-        cosines = [self.vectors.cosines(question, sentence_texts(text, self.parser.outline(text)))
-                   for _, text in passages]
-        best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES, c)
-                for (_, text), c in zip(passages, cosines)]
+        best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)   # by words: the
+                for _, text in passages]                                                 # candidates' meaning scores
         read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
         asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
                                                                  read, self.vectors)
         spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
-            for i, s in self.parser.sentences(text, best[p]).items():
+            for s in self.parser.sentences(text, best[p]).values():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
-                found = values_asked(s, asked, cosines[p][i])
+                found = values_asked(s, asked)
                 v = found[0] if found else None
                 names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
                 spans.append((offset + s.start, offset + s.end))
