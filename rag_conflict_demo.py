@@ -5,8 +5,9 @@ A retrieval-augmented QA pipeline hands its reader every retrieved document. Whe
 contradict each other (a restated figure, a reversed policy, a raised limit) the reader picks one,
 often the stale one, and reports high confidence. This file puts a conflict layer between retrieval
 and the reader. For the question asked, it reads what each retrieved source answers (a figure with
-its unit, a date, a name, a state such as required/optional) from a spaCy parse, and flags two
-sources on one topic whose answers disagree, or where only one of them says the answer changed
+its unit, a time, a date, a name, a yes/no stance) from a spaCy parse of the sentences nearest the
+question in meaning (MiniLM sentence vectors), and flags two sources on one topic whose answers
+disagree, or where only one of them says the answer changed
 ("no longer", "restated"). Contradicting pairs form a graph; in each connected cluster the older
 side of every dated contradiction is dropped, and disputes that dates cannot settle are shown side
 by side. Every mode runs on a CPU, without an API key.
