@@ -2578,8 +2578,12 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         result = run_eval(cases, embedder, detector, reader, args.top_k, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
+    clock = time.perf_counter()
     pipeline = ConflictAwareRAG(Retriever(docs, embedder, vectors=detector.vectors), detector, reader, args.top_k)
+    log.info("indexing %d documents: embedded in %.1f s", len(docs), time.perf_counter() - clock)
+    clock = time.perf_counter()
     detector.prepare(docs)                             # indexing: documents parsed once, like their embeddings
+    log.info("... their sentences split, parsed and embedded in %.1f s", time.perf_counter() - clock)
     modes = ("naive", "resolved") if args.mode == "both" else (args.mode,)
     queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
                if asked else list(DEMO_SCENARIOS))
