@@ -971,7 +971,7 @@ class EmbeddingReader:
                                                                  read, self.vectors)
         spans, answers, values, overlap, source, names = [], [], [], [], [], []
         for p, (offset, text) in enumerate(passages):
-            for s in self.parser.sentences(text, best[p]).values():
+            for s in read[p].values():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
                 found = values_asked(s, asked)
@@ -1237,9 +1237,9 @@ _NAME_LABELS = ENTITY_KINDS["name"]
 
 
 def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
-    from spacy.tokens import Span
     """A parsed sentence (spaCy may see several in it: they are read as one) with its values, revision
     words and years; each value carries the stems of its clause."""
+    from spacy.tokens import Span
     lowered = doc.text.lower()
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
@@ -1407,8 +1407,7 @@ def figure_value(ent: Span) -> Value | None:
         elif head is not None and head.pos_ == "NOUN" and ent.root.dep_ in ("nummod", "quantmod", "compound"):
             unit, end = head.lemma_.lower(), head.i + 1
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
-        value, step, unit = value * TIME_UNITS[unit], (0.06 * value if unit in ("month", "year") else 0.0) * \
-            TIME_UNITS[unit], "day"
+        value, step, unit = *in_days(value, unit), "day"
     per = _per_unit(doc, end)
     if per and unit:
         unit, end = f"{unit}/{per[0]}", per[1]
@@ -1418,6 +1417,11 @@ def figure_value(ent: Span) -> Value | None:
         return None                                    # a year, or part of a name: 'Route 97', 'HTTP 429'
     hedged = _hedged(doc, start) or any(t.lower_ in HEDGES for t in ent)
     return _value("number", (unit, value, step), doc, start, end, ent.root, ent.label_, hedged)
+
+
+def in_days(value: float, unit: str) -> tuple[float, float]:
+    """(days, rounding step in days) of a duration: exact, but for months and years (3% either way)."""
+    return value * TIME_UNITS[unit], (0.06 * value if unit in ("month", "year") else 0.0) * TIME_UNITS[unit]
 
 
 def _per_unit(doc: Any, end: int) -> tuple[str, int] | None:
@@ -1462,10 +1466,9 @@ def date_values(ent: Span) -> list[Value]:
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     parsed = parse_figure(text)
     if unit and parsed:                                # a duration, in days; 'every 20 minutes' an interval
-        step = 0.06 * parsed[0] if unit in ("month", "year") else 0.0
         unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"
-        return [_value("number", (unit_key, parsed[0] * TIME_UNITS[unit], step * TIME_UNITS[unit]), doc, ent.start,
-                       ent.end, ent.root, "DATE", _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
+        return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start, ent.end, ent.root, "DATE",
+                       _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
 
 
@@ -1491,7 +1494,6 @@ def state_values(sent: Span) -> list[Value]:
         last = max(predicate.right_edge.i, t.i)
         stop = next((w.i for w in doc[t.i + 1:last + 1] if (w.is_punct and w.text not in "-'’/")
                      or (w.dep_ == "cc" and w.head == predicate)), last + 1)   # '..., Tuesday to Thursday'; 'but'
-
         label = f"modal:{t.head.lemma_.lower()}" if t.lower_ in MODALS else side[0]   # what it permits
         found.append(_value("state", (side[0], side[1] ^ negated), doc, first, stop, t, label, own=range(t.i, t.i + 1)))
     return found
