@@ -42,7 +42,10 @@ if __name__ == "__main__":
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 import argparse  # the imports below take a moment: the handler above makes a Ctrl-C during them quiet
+import contextlib
+import ctypes
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -52,6 +55,7 @@ import re
 import textwrap
 import time
 import unicodedata
+import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -97,11 +101,12 @@ READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words
 READER_TYPE_BONUS = 0.1          # added for a candidate that states the kind of answer asked
 READER_SUPPORT_WEIGHT = 0.3      # added times the share of other passages that state the same answer
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
-EMBED_BATCH_SIZE = 16            # texts per forward pass: on 2 CPU cores, faster than 64 (less padding)
+EMBED_BATCH_SIZE = 8             # texts per forward pass: on 2 CPU cores as fast as 16 and 64, less memory
 PARSE_BATCH_SIZE = 64            # documents per spaCy batch at indexing
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 CITED_TITLE_WORDS = 4            # words of a title that a "Sources disagree" answer cites (the panel lists it whole)
 PANEL_WIDTH = 78
+INDEX_FILES_KEPT = 8             # knowledge-base indexes kept in the user's cache folder, the least recently used go
 
 # -----------------------------------------------------------------------------
 # data: the word lists that are ours (lemmas, lower case; one idea a line)
@@ -347,8 +352,10 @@ def _shorten(text: str, limit: int = 400) -> str:
 # knowledge base and retriever
 
 class Embedder(Protocol):
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 rows, one per text."""
+    identity: str                   # names the model and its version: an index on disk is kept per identity
+
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """L2-normalised float32 rows, one per text (with progress, a progress bar on stderr)."""
 
 
 def parse_timestamp(stamp: str) -> datetime | None:
@@ -451,18 +458,18 @@ class SentenceVectors:
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._vectors: dict[str, np.ndarray] = {}      # text -> L2-normalised vector
+        self.known: dict[str, np.ndarray] = {}         # text -> L2-normalised vector
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Encode, in one batch, the texts not seen before."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
         if missing:
-            self._vectors.update(zip(missing, self.embedder.encode(missing)))
-            _drop_oldest(self._vectors, 500_000)
+            self.known.update(zip(missing, self.embedder.encode(missing)))
+            _drop_oldest(self.known, 500_000)
 
     def of(self, texts: Sequence[str]) -> np.ndarray:
         self.prepare(texts)
-        return np.stack([self._vectors[t] for t in texts])
+        return np.stack([self.known[t] for t in texts])
 
     def cosines(self, question: str, texts: Sequence[str]) -> np.ndarray:
         vectors = self.of([question, *texts])
@@ -1139,18 +1146,33 @@ class Outline(NamedTuple):
 
 
 class Parser:
-    """spaCy's pipeline and a Snowball stemmer. Documents are split into sentences at indexing (a tokenizer
-    pass, cheap); a sentence is parsed the first time a question needs it (prepare(parse=True) parses all of
-    them at once); both are cached, and so are questions."""
+    """spaCy's pipeline and a Snowball stemmer. A document is split into sentences (a tokenizer pass, cheap) and
+    a sentence parsed the first time a question needs it (prepare() does either for many at once); both are
+    cached, and so are questions."""
 
-    def __init__(self, nlp: Language) -> None:
-        from spacy.pipeline import Sentencizer
+    def __init__(self, nlp: Language | None = None) -> None:
         import Stemmer                                  # PyStemmer: Snowball stems, C speed
-        self.nlp, self.splitter, self.stem = nlp, Sentencizer(), Stemmer.Stemmer("english").stemWords
+        if nlp is not None:
+            self.nlp = nlp
+        self.stem = Stemmer.Stemmer("english").stemWords
         self._outlines: dict[str, tuple[Outline, ...]] = {}
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
         self._questions: dict[str, Question] = {}
         self.asked: dict[str, Question] = {}           # a query as the detector last read it of its sources
+
+    @functools.cached_property
+    def nlp(self) -> Language:
+        """spaCy's pipeline, loaded when first needed: after indexing, so that their memory peaks do not add up."""
+        clock = time.perf_counter()
+        nlp = load_spacy()
+        log.info("parser: spaCy %s %s, loaded in %.1f s", nlp.meta.get("name", "?"), nlp.meta.get("version", "?"),
+                 time.perf_counter() - clock)
+        return nlp
+
+    @functools.cached_property
+    def splitter(self) -> Any:
+        from spacy.pipeline import Sentencizer
+        return Sentencizer()
 
     def prepare(self, texts: Iterable[str], parse: bool = True) -> None:
         """Split texts into sentences; with parse, parse every sentence now (in batches) rather than on demand."""
@@ -1206,7 +1228,7 @@ def lines(sentence: Span) -> list[Span]:
 def shared_parser() -> Parser:
     """One parser a process: spaCy's pipeline takes a second to load, and its caches serve every query."""
     try:
-        return Parser(load_spacy())
+        return Parser()
     except ImportError as exc:
         raise ModelError(f"{exc}: pip install -r requirements.txt") from None
 
@@ -1580,8 +1602,9 @@ class HashingEmbedder:
     """Deterministic offline embedder for tests: hashed bag of lower-cased words, L2-normalised."""
 
     dim = 512                                          # hashed columns
+    identity = "hashing-512"
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in set(re.findall(r"[a-z0-9]+", text.lower())):
@@ -1625,9 +1648,14 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
                          f"not a *{wanted} model")
 
 
+def cache_folder() -> Path:
+    """This program's folder in the user's cache folder (XDG_CACHE_HOME, else ~/.cache)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "rag_conflict_demo")
+
+
 def _probe_memory() -> Path:
     """Where a failed Hub probe is remembered: the user's cache folder."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "rag_conflict_demo", "hub-unreachable")
+    return cache_folder() / "hub-unreachable"
 
 
 @functools.cache
@@ -1683,8 +1711,10 @@ def _safetensors_kwargs(path: str) -> dict[str, Any]:
     return {"use_safetensors": True} if Path(path, "model.safetensors").is_file() else {}
 
 
-def _quiet_hf() -> None:
-    """Keep Hugging Face progress bars and notices off stdout/stderr; our own log says what loads."""
+def _library_environment() -> None:
+    """Before torch loads: Hugging Face's progress bars and notices off (our own log says what loads), and no
+    cache of oneDNN kernels per input shape (texts of every length make hundreds; 25 MB of peak memory)."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -1708,7 +1738,7 @@ def _import_model_library(name: str) -> Any:
 def load_transformers_model(name_or_path: str, head: str, what: str, hint: str = "") -> tuple[Any, Any]:
     """(fast tokenizer, model in eval mode) for an AutoModel head such as 'ForQuestionAnswering'."""
     _check_model_folder(name_or_path, head, what)
-    _quiet_hf()
+    _library_environment()
     transformers = _import_model_library("transformers")
     local_only = _local_files_only(name_or_path)
     try:
@@ -1727,7 +1757,7 @@ class SentenceEmbedder:
 
     def __init__(self, name_or_path: str) -> None:
         _check_model_folder(name_or_path, "sentence-transformers", "embedding model")
-        _quiet_hf()
+        _library_environment()
         library = _import_model_library("sentence_transformers")
         try:
             self.model: SentenceTransformer = library.SentenceTransformer(
@@ -1738,11 +1768,14 @@ class SentenceEmbedder:
             raise ModelError(_load_failure("embedding model", name_or_path, exc, hint)) from None
         self.model.max_seq_length = min(self.model.max_seq_length or EMBED_MAX_TOKENS, EMBED_MAX_TOKENS)
         self.calls = 0
+        weights = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                         for p in Path(name_or_path).glob("*.safetensors"))   # a local folder's, changed or not
+        self.identity = f"{name_or_path} {weights} max {EMBED_MAX_TOKENS} sentence-transformers {library.__version__}"
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         self.calls += 1
         return self.model.encode(list(texts), batch_size=EMBED_BATCH_SIZE, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                                 convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
 def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np.ndarray,
               max_answer_tokens: int) -> tuple[int, int, float, float]:
     """(start, end, span probability, null probability) for one window of a SQuAD2 model.
@@ -1863,7 +1896,7 @@ def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser,
 
 
 # -----------------------------------------------------------------------------
-# input files: knowledge bases (--kb) and cases (--eval), every error naming file and line
+# input files: knowledge bases (--kb) and cases (--eval), every error naming file and line; the index on disk
 
 def _line_of(raw: bytes, offset: int) -> int:
     return raw.count(b"\n", 0, offset) + 1
@@ -1980,6 +2013,88 @@ def load_documents(path: str) -> list[Document]:
     return documents_from_records(read_json_records(path), path)
 
 
+class DiskIndex:
+    """What indexing makes, kept between runs in one numpy .npz: the documents' embeddings and every sentence
+    vector made so far. Its key hashes the documents' texts, the embedding model and this file's source, so a
+    changed document, model or program builds afresh; a file whose key, shapes or checksums (the zip's CRCs)
+    fail is never used: one warning, rebuilt."""
+
+    def __init__(self, texts: Sequence[str], model: str, path: str | None = None) -> None:
+        digest = hashlib.sha256()
+        for part in (Path(__file__).read_bytes(), model.encode(), *(t.encode() for t in texts)):
+            digest.update(len(part).to_bytes(8, "little") + part)   # length-prefixed: no two lists hash alike
+        self.key, self.rows = digest.hexdigest(), len(texts)
+        self.path = Path(path) if path else cache_folder() / "index" / f"{self.key[:32]}.npz"
+        self.saved = -1                                # sentence vectors in the file (-1: none saved or read)
+
+    def load(self) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """(document embeddings, sentence vectors by text), or None when there is no usable index."""
+        if not self.path.exists():
+            return None
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                meta = json.loads(data["meta"].tobytes())
+                if meta.get("key") != self.key:
+                    raise ValueError("made for other documents, another model or another version of this program")
+                embeddings, vectors, texts = data["documents"], data["vectors"], json.loads(data["texts"].tobytes())
+            if len(embeddings) != self.rows or len(texts) != len(vectors) or vectors.shape[1:] != embeddings.shape[1:]:
+                raise ValueError("its arrays do not fit each other")
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:   # truncated, corrupt, foreign
+            log.warning("index %s cannot be used (%s): rebuilding it", self.path, str(exc).splitlines()[0][:160])
+            return None
+        os.utime(self.path)                            # recently used: kept when the cache folder is pruned
+        self.saved = len(texts)
+        return embeddings, dict(zip(texts, vectors))
+
+    def save(self, embeddings: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
+        """Write the index (atomically: a run stopped halfway leaves the old file) when it holds anything new."""
+        if len(vectors) == self.saved:
+            return
+        texts = list(vectors)
+        stacked = np.stack([vectors[t] for t in texts]) if texts else np.zeros((0, embeddings.shape[1]), np.float32)
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(partial, "wb") as f:
+                np.savez(f, meta=np.frombuffer(json.dumps({"key": self.key}).encode(), np.uint8),
+                         documents=embeddings, vectors=stacked,
+                         texts=np.frombuffer(json.dumps(texts).encode(), np.uint8))
+            os.replace(partial, self.path)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            log.warning("index %s not saved (%s): the next run indexes again", self.path, exc.strerror or exc)
+            return
+        self.saved = len(texts)
+        if self.path.parent == cache_folder() / "index":   # our own folder: the least recently used go
+            for old in sorted(self.path.parent.glob("*.npz"), key=lambda p: p.stat().st_mtime)[:-INDEX_FILES_KEPT]:
+                old.unlink(missing_ok=True)
+
+
+def index_documents(texts: Sequence[str], embedder: Embedder, vectors: SentenceVectors | None,
+                    args: argparse.Namespace) -> tuple[np.ndarray, DiskIndex | None]:
+    """The texts' embeddings and their index on disk: read from it when it holds them (with the sentence vectors
+    earlier runs made), else encoded, with a progress bar on a terminal or one INFO line with the rate, and saved."""
+    index = None if args.no_index_cache else DiskIndex(texts, embedder.identity, args.index)
+    clock = time.perf_counter()
+    found = index.load() if index else None
+    if found is not None:
+        if vectors is not None:
+            vectors.known.update(found[1])
+        log.info("indexing %d documents: read from %s in %.1f s (%d sentence vectors)", len(texts), index.path,
+                 time.perf_counter() - clock, len(found[1]))
+        return found[0], index
+    embeddings = embedder.encode(texts, progress=not args.quiet and sys.stderr.isatty())
+    seconds = time.perf_counter() - clock
+    with contextlib.suppress(AttributeError, OSError):   # glibc keeps the heap the encoder freed: hand it back,
+        ctypes.CDLL(None).malloc_trim(0)                 # so that spaCy and the questions do not add to it
+    log.info("indexing %d documents: embedded in %.1f s (%.0f a second)%s", len(texts), seconds,
+             len(texts) / max(seconds, 1e-9), f", saved to {index.path}" if index else "")
+    if index:
+        index.save(embeddings, vectors.known if vectors else {})
+    return embeddings, index
+
+
+
 # -----------------------------------------------------------------------------
 # evaluation (--eval): detection and answers on cases with their own documents
 
@@ -2054,16 +2169,17 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDetector, reader: Reader,
-             top_k: int, progress: bool = False) -> dict[str, Any]:
+             args: argparse.Namespace, progress: bool = False) -> dict[str, Any]:
     """Naive and resolved answers for every case; detection, accuracy and gold-in-context per category."""
     texts = list(dict.fromkeys(document_text_for_embedding(d) for c in cases for d in c.documents))
-    clock = time.perf_counter()
-    vectors = embedder.encode(texts)                  # every document once, in batches
+    vectors, index = index_documents(texts, embedder, detector.vectors, args)   # every document once, in batches
     row_of = {t: i for i, t in enumerate(texts)}
-    log.info("encoded %d documents of %d cases in %.1f s", len(texts), len(cases), time.perf_counter() - clock)
     clock = time.perf_counter()
     detector.prepare((d for c in cases for d in c.documents), parse=False)   # parsed as questions need them
-    log.info("parsed them in %.1f s", time.perf_counter() - clock)
+    log.info("their sentences split and embedded in %.1f s", time.perf_counter() - clock)
+    if index and detector.vectors:
+        index.save(vectors, detector.vectors.known)
+    top_k = args.top_k
     rows = []
     for n, case in enumerate(cases, start=1):
         clock = time.perf_counter()
@@ -2245,7 +2361,7 @@ def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
     clock = time.perf_counter()
-    _quiet_hf()
+    _library_environment()
     _import_model_library("sentence_transformers")   # torch and transformers come with it
     result: dict[str, Any] = {"import_s": round(time.perf_counter() - clock, 3)}
     clock = time.perf_counter()
@@ -2452,6 +2568,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="documents read per query")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' answers are compared")
+    pipe.add_argument("--index", metavar="FILE", help="keep the knowledge base's index in this .npz file (default: "
+                                                      "one a knowledge base in the user's cache folder)")
+    pipe.add_argument("--no-index-cache", action="store_true", help="index afresh; read and write no index file")
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="one JSON object on stdout instead of panels")
     out.add_argument("--report", metavar="FILE", help="append every ConflictReport as a JSON line")
@@ -2510,10 +2629,7 @@ Models = tuple[Embedder, ConflictDetector, Reader]
 def load_models(args: argparse.Namespace) -> Models:
     """The real models the flags name; tests inject offline ones instead."""
     embedder = load_embedder(args.embed_model)
-    clock = time.perf_counter()
-    parser = shared_parser()
-    log.info("parser: spaCy %s %s, loaded in %.1f s", parser.nlp.meta.get("name", "?"),
-             parser.nlp.meta.get("version", "?"), time.perf_counter() - clock)
+    parser = shared_parser()                           # spaCy loads when a question first needs it
     vectors = SentenceVectors(embedder)                # one cache of sentence vectors for detector and reader
     return (embedder, make_detector(parser, args.nli_model, args.topic_threshold, vectors),
             make_reader(args.reader, args.qa_model, embedder, parser, vectors=vectors))
@@ -2577,19 +2693,20 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         return 0
     embedder, detector, reader = models(args)
     if args.eval:
-        result = run_eval(cases, embedder, detector, reader, args.top_k, progress=not args.quiet)
+        result = run_eval(cases, embedder, detector, reader, args, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
-    clock = time.perf_counter()
-    pipeline = ConflictAwareRAG(Retriever(docs, embedder, vectors=detector.vectors), detector, reader, args.top_k)
-    log.info("indexing %d documents: embedded in %.1f s", len(docs), time.perf_counter() - clock)
-    clock = time.perf_counter()
-    detector.prepare(docs)                             # indexing: documents parsed once, like their embeddings
-    log.info("... their sentences split, parsed and embedded in %.1f s", time.perf_counter() - clock)
+    # Indexing embeds the documents; a page's sentences are split, parsed and embedded when a question first
+    # retrieves it (most pages of a large base never are), and their vectors join the index on disk.
+    embeddings, index = index_documents([document_text_for_embedding(d) for d in docs], embedder, detector.vectors,
+                                        args)
+    pipeline = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader, args.top_k)
     modes = ("naive", "resolved") if args.mode == "both" else (args.mode,)
     queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
                if asked else list(DEMO_SCENARIOS))
     result = run_queries(pipeline, queries, modes, args.json, args.report, palette)
+    if index and detector.vectors:
+        index.save(embeddings, detector.vectors.known)
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0
@@ -2600,8 +2717,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
 # -----------------------------------------------------------------------------
 # tests (--test: spaCy, no torch, no network; --test-models: tiny local models, needs torch)
 
-import contextlib  # noqa: E402  (the tests section is self-contained)
-import io  # noqa: E402
+import io  # noqa: E402  (the tests section is self-contained)
 import unittest  # noqa: E402
 from unittest import mock  # noqa: E402
 
@@ -2927,6 +3043,9 @@ class CLITestCase(unittest.TestCase):
         import tempfile
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
+        environment = mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name})   # indexes kept here
+        environment.start()
+        self.addCleanup(environment.stop)
 
     def file(self, name: str, content: str | bytes) -> str:
         path = Path(self.tmp.name, name)
@@ -3105,6 +3224,38 @@ class TestOutputs(CLITestCase):
         self.assertIn("->", out.getvalue())
 
 
+class TestIndex(CLITestCase):
+    def test_a_run_from_the_index_answers_as_a_fresh_one(self) -> None:
+        ask = ("--kb", str(Path(__file__).with_name("examples") / "bikeshare.jsonl"), "--json",
+               "--queries", str(Path(__file__).with_name("examples") / "questions.txt"))
+        index = str(Path(self.tmp.name, "bikeshare.npz"))
+        fresh = self.cli(*ask, "--no-index-cache")
+        runs = [self.cli(*ask, "--index", index) for _ in range(2)]   # the first builds the index, the second reads it
+        self.assertEqual([out for _, out, _ in runs], [fresh[1]] * 2)
+        self.assertIn("embedded in", runs[0][2])
+        self.assertIn(f"read from {index}", runs[1][2])
+        self.assertNotIn("sentence vectors)", fresh[2])
+        self.assertFalse(Path(self.tmp.name, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
+
+    def test_a_truncated_corrupt_or_foreign_index_is_rebuilt_with_one_warning(self) -> None:
+        index = Path(self.tmp.name, "kb.npz")
+        ask = ("--kb", self.file("kb.jsonl", GOOD_KB), "--query", "What does the Pro plan cost?", "--json",
+               "--index", str(index))
+        _, answer, _ = self.cli(*ask)
+        good = index.read_bytes()
+        self.cli("--kb", self.file("other.jsonl", GOOD_KB.replace("$25", "$30")), "--query", "q?",
+                 "--index", str(index))          # another knowledge base's index at that path
+        flipped = bytearray(good)
+        flipped[len(good) // 3] ^= 0xFF                # a byte of the arrays: the zip's CRC fails
+        for name, content in (("foreign", index.read_bytes()), ("truncated", good[:len(good) // 2]),
+                              ("corrupt", bytes(flipped)), ("not an index", b"hello")):
+            index.write_bytes(content)
+            code, out, err = self.cli(*ask)
+            self.assertEqual((code, out, err.count("cannot be used")), (0, answer, 1), name)
+            self.assertEqual(self.cli(*ask)[2].count("cannot be used"), 0, name)   # rebuilt: the next run reads it
+        self.assertEqual(DiskIndex(["a"], "m").path.parent, Path(self.tmp.name, "rag_conflict_demo", "index"))
+
+
 class TestHardening(CLITestCase):
     def test_odd_text_never_breaks_the_contracts(self) -> None:
         import random
@@ -3150,7 +3301,7 @@ class TestModelPlumbing(unittest.TestCase):
     def setUpClass(cls) -> None:
         import tempfile
         import warnings
-        _quiet_hf()
+        _library_environment()
         os.environ["HF_HUB_OFFLINE"] = "1"               # plumbing only: nothing may be downloaded
         warnings.filterwarnings("ignore", category=DeprecationWarning, module="sentence_transformers")
         from transformers import (AutoTokenizer, BertConfig, BertForQuestionAnswering,
@@ -3232,7 +3383,7 @@ def run_tests(with_models: bool = False) -> int:
         for name in ("torch", "transformers", "sentence_transformers"):   # so no test can lean on them
             sys.modules.setdefault(name, None)         # type: ignore[arg-type]
     try:
-        shared_parser()                                # every test parses: one line if spaCy cannot load
+        shared_parser().nlp                            # every test parses: one line if spaCy cannot load
     except ModelError as exc:
         print(f"rag_conflict_demo.py: error: {exc}", file=sys.stderr)
         return 1
@@ -3263,7 +3414,7 @@ def run_tests(with_models: bool = False) -> int:
 
 
 TEST_CASES = (TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput,
-              TestOutputs, TestHardening)
+              TestOutputs, TestIndex, TestHardening)
 MODEL_TEST_CASES = (TestModelPlumbing,)
 
 
