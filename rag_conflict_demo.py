@@ -231,8 +231,7 @@ class Question:
     text: str
     asks: str                       # number | date | name | person | place | state | thing | version | "" (any)
     words: frozenset[str]           # stems of its content words
-    forms: frozenset[str] = frozenset()   # its words as written and as lemmas, lower case: a value that
-                                          # is no more than these restates the question
+    forms: frozenset[str] = frozenset()   # its words as written and as lemmas: a value no more than these restates it
     years: frozenset[int] = frozenset()
     modifiers: frozenset[tuple[str, str]] = frozenset()   # (head noun, modifier): ('tier', 'standard')
     numbers: frozenset[float] = frozenset()   # figures the question itself names ('the Widget 3000')
@@ -359,12 +358,9 @@ class Embedder(Protocol):
 
 
 def parse_timestamp(stamp: str) -> datetime | None:
-    """ISO 8601 date or datetime as an aware UTC instant; '' -> None.
-
-    Rule for mixed inputs: a date means midnight UTC, and a datetime without offset is read as
-    UTC, so naive and aware stamps compare as instants. A year or a month alone (ISO 8601's reduced
-    precision, '2023', '2024-03') is its first day. Anything else raises ValueError.
-    """
+    """ISO 8601 date or datetime as an aware UTC instant; '' -> None; anything else raises ValueError. A date is
+    midnight UTC and a datetime without offset UTC, so naive and aware stamps compare as instants; a year or a month
+    alone (ISO 8601's reduced precision, '2023', '2024-03') is its first day."""
     stamp = stamp.strip()
     if not stamp:
         return None
@@ -453,8 +449,7 @@ PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": 
 
 
 class SentenceVectors:
-    """Sentence and question vectors from the embedder already loaded, each made once and kept: which sentence of
-    a page answers a question is their cosine (sentence-transformers' semantic-search pattern)."""
+    """Sentence and question vectors from the loaded embedder, each made once and kept (semantic-search pattern)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -482,9 +477,8 @@ def sentence_texts(text: str, outline: Sequence[Outline]) -> list[str]:
 
 def answering_sentences(outline: Sequence[Outline], question: Question, n: int = 2,
                         cosines: np.ndarray | None = None) -> list[int]:
-    """The n sentences most on the question, best first: their cosine to it (when given) plus the share of its
-    words they hold. A sentence answers when it holds a word of the question or is near it in meaning; cosines
-    are rounded to a tenth (nearer is noise), so alike sentences keep text order."""
+    """The n sentences most on the question (holding a word of it or near it in meaning), best first: cosine (when
+    given; rounded to a tenth, nearer is noise, so alike sentences keep text order) plus the share of its words held."""
     near = cosines.tolist() if cosines is not None else [None] * len(outline)   # plain floats: short lists
     scored = []
     for i, (o, cos) in enumerate(zip(outline, near)):
@@ -495,9 +489,8 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
 
 
 def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
-    """The sentence's values of the kind asked (a yes/no question's as yes or no), minus those that restate the
-    question or are about another subject than it names (another year, 'the premium tier', 'a month');
-    those that say what the question names (its unit, period, a weekday) first, then the nearest."""
+    """The sentence's values of the kind asked (a yes/no question's as yes or no) but restatements of the question and
+    other subjects (a year, 'the premium tier', 'a month'); those saying what it names (unit, period, weekday) first."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
@@ -521,8 +514,7 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
 
 
 def named(v: Value, question: Question) -> int:
-    """How much of what a value is written with the question names: its unit ('requests'), its period ('a day',
-    asked the daily charge), the weekday of a time ('Sunday 8am–8pm')."""
+    """How much of what a value is written with the question names: its unit, its period ('a day'), a time's weekday."""
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
     said = {unit, per} - {""} | {m for head, m in v.about if head == "weekday"}
     return len(said & question.forms) + bool(per and PERIODS.get(per) == question.period)
@@ -560,9 +552,8 @@ def _unit_fits(unit: str, question: Question) -> bool:
 
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
-    """The question with the kind of figure its sources' answering sentences hold in common, where its words do
-    not fix it ('What is the deposit?' is asked of pages that state money; 'How much water?', of litres): a
-    figure when at least two sources and half of them state one."""
+    """The question with the kind of figure its sources' answering sentences hold in common where its words do not fix
+    it ('What is the deposit?', of pages stating money): a figure when two sources and half of them state one."""
     if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
     kinds: dict[str, int] = {}
@@ -581,9 +572,8 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
 
 def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
                   vectors: SentenceVectors | None) -> Question:
-    """The question with the subjects of its sources' answering sentences that are near it in meaning: a figure
-    whose subject the question does not name answers it when that subject means what it asks ('the hand luggage
-    allowance', asked how heavy a carry-on bag can be; not 'the monthly pass', asked what a ride costs)."""
+    """The question with its sources' figure subjects near it in meaning: those answer though it names them otherwise
+    ('the hand luggage allowance', asked how heavy a carry-on can be; not 'the monthly pass', asked a ride's cost)."""
     if vectors is None:
         return question
     said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.values
@@ -610,8 +600,7 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                 cosines: np.ndarray | None = None) -> Reading:
-    """What one source answers: of its sentences most on the question, the first that states the kind asked
-    (else the best), read for values, states, revision words and every value it mentions."""
+    """What one source answers: of its sentences most on the question, the first stating the kind asked, else best."""
     best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
     if not best:
         return Reading(doc_id)
@@ -681,9 +670,8 @@ def agree(x: Value, y: Value) -> bool:
 
 
 def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(kind, reason, a's answer, b's answer) when two answers disagree (a figure or name mentioned by the other is
-    an agreement; a yes/no stance is the first each states), else opposite states, else a revision word on one
-    side only where both answer strongly; else None."""
+    """(kind, reason, a's answer, b's answer) when answers disagree (one the other mentions agrees; a stance is the
+    first each states), else opposite states, else a one-sided revision word where both answer well; else None."""
     if a.values and b.values and comparable(a.values[0], b.values[0]):
         x, y = a.values[0], b.values[0]
         mentioned = ((x, (y,)), (y, (x,))) if x.kind == "state" else ((x, b.mentions), (y, a.mentions))
@@ -706,15 +694,8 @@ def signal_claim(r: Reading) -> str:
     return ", ".join(sorted(r.signals)) or _shorten(r.answer or r.sentence, 80)
 
 
-def revised_before(revising: bool, time_revising: float, time_other: float) -> bool:
-    """A revision word on one side only is no contradiction of a page dated after the revising one: that page
-    was written after the change (recency would otherwise drop the page that tells of it)."""
-    return revising and time_revising < time_other        # False when either is undated (nan)
-
-
 class ConflictDetector:
-    """Flags pairs of retrieved documents whose answers to the question disagree (documents parsed once, at
-    indexing; only pairs above the topic gate, on the retriever's embeddings, are compared)."""
+    """Flags pairs of retrieved documents above the topic gate whose answers to the question disagree."""
 
     checks_every_pair = False   # a subclass that adds a check of the sentences themselves sets True
 
@@ -726,8 +707,7 @@ class ConflictDetector:
         self._cosines: dict[tuple[str, str], np.ndarray] = {}   # (text, question) -> each sentence's cosine
 
     def prepare(self, documents: Iterable[Document], parse: bool = True) -> None:
-        """Split (and with parse, parse) the documents now, at indexing, not at the first query; with sentence
-        vectors, encode every sentence too."""
+        """Split (with parse, parse) the documents now, at indexing; with sentence vectors, encode every sentence."""
         texts = [d.text for d in documents]
         self.parser.prepare(texts, parse)
         if self.vectors is not None:
@@ -784,8 +764,7 @@ class ConflictDetector:
         telling = np.array([r.start >= 0 for r in readings], dtype=bool)   # a source that answers nothing
         keep = (ids[rows] != ids[cols]) & telling[rows] & telling[cols]
         rows, cols = rows[keep], cols[keep]
-        _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True,
-                                         return_inverse=True)
+        _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
         verdicts = [self._verdict(readings[rows[n]], readings[cols[n]]) for n in first.tolist()]
         times = [_stamp_seconds(c.document.timestamp) for c in contexts]
         pairs = []
@@ -798,8 +777,9 @@ class ConflictDetector:
                 found = (*found[:2], *claims)
             pair = ConflictPair(contexts[i].document.doc_id, contexts[j].document.doc_id, found[0], found[1],
                                 float(sims[i, j]), found[2], found[3])
+            # a revision word on one side only does not contradict a page dated after it (nan: undated, never after)
             if found[0] == "signal" and (sims[i, j] < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(
-                    revised_before(bool(readings[x].signals), times[x], times[y]) for x, y in ((i, j), (j, i)))):
+                    readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i)))):
                 continue
             pairs.append(pair)
         answers = {c.document.doc_id: r.answer or ", ".join(v.text for v in r.states)
@@ -862,10 +842,8 @@ class NLIConflictDetector(ConflictDetector):
         if found or not (a.sentence and b.sentence):
             return found
         p = max(self.nli.contradiction(a.sentence, b.sentence), self.nli.contradiction(b.sentence, a.sentence))
-        if p < self.min_probability:
-            return None
-        return ("nli", f"NLI contradiction probability {p:.2f}", (_shorten(a.sentence, 160),),
-                (_shorten(b.sentence, 160),))
+        return None if p < self.min_probability else (
+            "nli", f"NLI contradiction probability {p:.2f}", (_shorten(a.sentence, 160),), (_shorten(b.sentence, 160),))
 
 # -----------------------------------------------------------------------------
 # resolver: conflict graph, clusters, recency or surface
@@ -1016,12 +994,9 @@ class EmbeddingReader:
 
 def join_contexts(contexts: Sequence[RetrievedContext]) -> tuple[str, list[tuple[int, int]]]:
     """The text handed to the reader and each document's character span in it."""
-    parts, spans, offset = [], [], 0
-    for c in contexts:
-        parts.append(c.document.text)
-        spans.append((offset, offset + len(c.document.text)))
-        offset += len(c.document.text) + 2
-    return "\n\n".join(parts), spans
+    starts = itertools.accumulate((len(c.document.text) + 2 for c in contexts), initial=0)
+    spans = [(s, s + len(c.document.text)) for s, c in zip(starts, contexts)]
+    return "\n\n".join(c.document.text for c in contexts), spans
 
 
 class ConflictAwareRAG:
@@ -1082,16 +1057,13 @@ class ConflictAwareRAG:
 
 
 def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
-    """A title as an answer cites it, short: before a site's name ('Croatia and the euro - Wikipedia' ->
-    'Croatia and the euro'), at most its first words. The panel's sources list gives it whole."""
+    """A title as an answer cites it: before a site's name ('Croatia and the euro - Wikipedia'), its first words."""
     parts = (re.split(r"\s+(?:[-|–—]+|::?)\s+", title.strip())[0] or title).split()
     return " ".join(parts) if len(parts) <= words else " ".join(parts[:words]) + "…"
 def _conflict_status(mode: str, report: ConflictReport, resolution: Resolution) -> str:
     if not report.has_conflict:
         return "NO"
-    if mode == "naive" or any(c.strategy == "surface" for c in resolution.clusters):
-        return "YES"
-    return "RESOLVED"
+    return "YES" if mode == "naive" or any(c.strategy == "surface" for c in resolution.clusters) else "RESOLVED"
 
 
 def _warning(mode: str, report: ConflictReport, resolution: Resolution,
@@ -1146,14 +1118,11 @@ class Outline(NamedTuple):
 
 
 class Parser:
-    """spaCy's pipeline and a Snowball stemmer. A document is split into sentences (a tokenizer pass, cheap) and
-    a sentence parsed the first time a question needs it (prepare() does either for many at once); both are
-    cached, and so are questions."""
+    """spaCy's pipeline and a Snowball stemmer: a text split into sentences (a cheap tokenizer pass), a sentence parsed
+    when a question first needs it (prepare() does either for many at once); both cached, and so are questions."""
 
-    def __init__(self, nlp: Language | None = None) -> None:
+    def __init__(self) -> None:
         import Stemmer                                  # PyStemmer: Snowball stems, C speed
-        if nlp is not None:
-            self.nlp = nlp
         self.stem = Stemmer.Stemmer("english").stemWords
         self._outlines: dict[str, tuple[Outline, ...]] = {}
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
@@ -1259,8 +1228,7 @@ _NAME_LABELS = ENTITY_KINDS["name"]
 
 
 def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
-    """A parsed sentence (spaCy may see several in it: they are read as one) with its values, revision
-    words and years; each value carries the stems of its clause."""
+    """A parsed sentence (read as one where spaCy sees several) with its values, revision words and years."""
     from spacy.tokens import Span
     lowered = doc.text.lower()
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
@@ -1284,17 +1252,15 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
 
 
 def _clause(token: Token) -> Token:
-    """The head of token's clause: the nearest verb above it that has a subject, else its sentence's root
-    ('Ramadan is expected to begin on Feb. 28': 'expected', not 'begin')."""
+    """The nearest verb above token that has a subject, else the root ('Ramadan is expected to begin': 'expected')."""
     return next((a for a in token.ancestors if a.pos_ in ("VERB", "AUX")
                  and any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in a.children)), token.sent.root)
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
            hedged: bool = False, own: range | None = None) -> Value:
-    """A Value over tokens start..end of doc, with what it is about (the modifiers of the nouns on its way up
-    to its clause's verb, and of that verb's subject: 'the standard tier's quota increased to 500 requests',
-    not 'in the central business district') and its clause's words (lower case, stemmed by analyse_sentence)."""
+    """A Value over tokens start..end with what it is about (modifiers of the nouns up to its clause's verb and of its
+    subject: 'the standard tier's quota', not 'in the central business district') and its clause's words."""
     head = _clause(anchor)
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
@@ -1329,8 +1295,7 @@ def entity_values(ent: Span) -> list[Value]:
 
 
 def clock_values(ent: Span) -> list[Value]:
-    """Times of day as minutes after midnight ('9:30 pm' = '21:30'); one after 'to', 'until' or a dash ends a span
-    of hours (label TIME-END)."""
+    """Times of day as minutes after midnight ('9:30 pm' = '21:30'); after 'to', 'until' or a dash: TIME-END."""
     found, doc = [], ent.doc
     for m in _CLOCK_RE.finditer(ent.text):
         hour, minute, half, hhmm, mm, word = m.groups()
@@ -1350,7 +1315,6 @@ def clock_values(ent: Span) -> list[Value]:
         before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
         days = {("weekday", d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's: 'Sunday
         found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
-
     return found
 
 
@@ -1369,8 +1333,7 @@ def places_joined(doc: Any) -> list[Span]:
 
 
 def name_words(text: str) -> frozenset[str]:
-    """A name's words for comparing: lower case, no accents, no possessive or title ('Dr. Zoltán Korda's' ->
-    {'zoltan', 'korda'})."""
+    """A name's words to compare: lower case, no accents, possessive or title ("Dr. Zoltán Korda's": zoltan, korda)."""
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     plain = re.sub(r"['’]s\b|(?<=\b[a-z])\.(?=[a-z]\b)", "", plain)   # 'U.S.' is 'US'
     return frozenset(w for w in re.findall(r"[a-z0-9]+", plain) if w not in TITLES)
@@ -1404,8 +1367,7 @@ def weekday(word: str) -> str:
 
 
 def figure_value(ent: Span) -> Value | None:
-    """A figure with its unit: a currency, %, or the noun it counts and what per ('500 requests per minute',
-    '£14.50 a month', '48.7p/day'); a duration in days."""
+    """A figure with its unit: a currency, %, or the noun it counts and per what ('500 requests per minute'); days."""
     parsed = parse_figure(ent.text)
     if parsed is None:
         return None
@@ -1471,9 +1433,8 @@ def former(token: Token) -> bool:
 
 
 def date_values(ent: Span) -> list[Value]:
-    """A date as (year, month, day), 0 where it does not say; a range as its start; one a year for
-    alternatives ('1699 or 1701'); a duration ('14 days') as a figure in its unit; nothing for what names no
-    moment ('annual')."""
+    """A date as (year, month, day), 0 where unsaid; a range as its start; one a year for alternatives ('1699 or 1701');
+    a duration ('14 days') as a figure in days; nothing for what names no moment ('annual')."""
     text, doc = ent.text, ent.doc
     years = [int(y) for y in _YEAR_RE.findall(text)]
     if len(years) > 1 and re.search(r"\bor\b", text):   # alternatives, each a year: '1699 or 1701'
@@ -1495,9 +1456,8 @@ def date_values(ent: Span) -> list[Value]:
 
 
 def state_values(sent: Span) -> list[Value]:
-    """The states a sentence states, a negated word on the other side ('no longer required' is optional), each
-    written as the phrase that states it ('must work from the office three days a week'); 'can' and 'may' are
-    labelled modal:VERB (a permission only where a yes/no question asks it of that verb)."""
+    """A sentence's states, a negated word on the other side ('no longer required'), each as the phrase that states it;
+    'can' and 'may' are labelled modal:VERB (a permission only where a yes/no question asks it of that verb)."""
     found, doc = [], sent.doc
     for t in sent:
         hyphened = t.i >= sent[0].i + 2 and doc[t.i - 1].text == "-"   # 'pet-free'
@@ -1522,8 +1482,7 @@ def state_values(sent: Span) -> list[Value]:
 
 
 def thing_values(sent: Span) -> list[Value]:
-    """What a sentence says something is: both sides of 'X is (a) Y' ('Bobby Carpenter' / 'a former American
-    football linebacker'); the question decides which side answers it (the one that does not restate it)."""
+    """Both sides of 'X is (a) Y' ('Bobby Carpenter' / 'a former American football linebacker'); the question picks."""
     found = []
     for t in sent:
         if t.lemma_ != "be":
@@ -1626,13 +1585,11 @@ def resolve_embed_model(name: str | None) -> str:
 
 def _check_model_folder(path: str, wanted: str, what: str) -> None:
     """Fail early and clearly when a local folder does not hold the kind of model asked for."""
-    folder = Path(path)
-    looks_local = folder.is_absolute() or path.startswith(".") or folder.exists()
-    if not looks_local:
+    folder, config = Path(path), Path(path, "config.json")
+    if not (folder.is_absolute() or path.startswith(".") or folder.exists()):
         return                                         # a Hub name: the loader decides
     if not folder.is_dir():
         raise ModelError(f"{what} {path!r}: no such folder")
-    config = folder / "config.json"
     if not config.is_file():
         raise ModelError(f"{what} {path!r}: no config.json, not a transformers model folder")
     if wanted == "sentence-transformers":
@@ -1644,8 +1601,7 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
     except (OSError, ValueError) as exc:
         raise ModelError(f"{what} {path!r}: unreadable config.json ({exc})") from None
     if not any(a.endswith(wanted) for a in archs):
-        raise ModelError(f"{what} {path!r}: holds {', '.join(archs) or 'an unknown model'}, "
-                         f"not a *{wanted} model")
+        raise ModelError(f"{what} {path!r}: holds {', '.join(archs) or 'an unknown model'}, not a *{wanted} model")
 
 
 def cache_folder() -> Path:
@@ -1665,32 +1621,24 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
     import socket
     import threading
     memory = _probe_memory()
-    try:
+    with contextlib.suppress(OSError):                 # OSError: never probed, or the cache folder is unreadable
         if time.time() - memory.stat().st_mtime < HUB_PROBE_MEMORY_S:
             return False
-    except OSError:
-        pass                                           # never probed, or the cache folder is unreadable
     result: list[bool] = []
 
     def probe() -> None:
-        try:
-            with socket.create_connection(("huggingface.co", 443), timeout=timeout):
-                result.append(True)
-        except OSError:
-            result.append(False)
-
+        with contextlib.suppress(OSError), socket.create_connection(("huggingface.co", 443), timeout=timeout):
+            result.append(True)
     thread = threading.Thread(target=probe, daemon=True)
     thread.start()
     thread.join(timeout)
-    reachable = bool(result and result[0])
-    try:
+    reachable = bool(result)
+    with contextlib.suppress(OSError):                 # a read-only home: probe again next time
         if reachable:
             memory.unlink(missing_ok=True)
         else:
             memory.parent.mkdir(parents=True, exist_ok=True)
             memory.touch()
-    except OSError:
-        pass                                           # a read-only home: probe again next time
     return reachable
 
 
@@ -1699,8 +1647,7 @@ def _hub_offline_by_env() -> bool:
 
 
 def _local_files_only(name: str) -> bool:
-    """True when a Hub name must load from the local cache: HF_HUB_OFFLINE is set or the Hub does not
-    answer. Offline, the loaders would otherwise retry downloads for over a minute."""
+    """A Hub name loads from the local cache under HF_HUB_OFFLINE or with no Hub (else loaders retry for a minute)."""
     if Path(name).exists():
         return False                                   # a local folder: nothing to download
     return _hub_offline_by_env() or not hub_reachable()
@@ -1726,8 +1673,9 @@ def _load_failure(what: str, name: str, exc: Exception, hint: str) -> str:
 
 
 def _import_model_library(name: str) -> Any:
-    """A heavy library, imported when a model is loaded: a missing one is one line, not a traceback."""
+    """A heavy library, imported when a model is loaded (its environment set first): a missing one is one line."""
     import importlib
+    _library_environment()
     try:
         return importlib.import_module(name)
     except ImportError as exc:
@@ -1738,7 +1686,6 @@ def _import_model_library(name: str) -> Any:
 def load_transformers_model(name_or_path: str, head: str, what: str, hint: str = "") -> tuple[Any, Any]:
     """(fast tokenizer, model in eval mode) for an AutoModel head such as 'ForQuestionAnswering'."""
     _check_model_folder(name_or_path, head, what)
-    _library_environment()
     transformers = _import_model_library("transformers")
     local_only = _local_files_only(name_or_path)
     try:
@@ -1757,7 +1704,6 @@ class SentenceEmbedder:
 
     def __init__(self, name_or_path: str) -> None:
         _check_model_folder(name_or_path, "sentence-transformers", "embedding model")
-        _library_environment()
         library = _import_model_library("sentence_transformers")
         try:
             self.model: SentenceTransformer = library.SentenceTransformer(
@@ -1778,11 +1724,8 @@ class SentenceEmbedder:
                                  convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
 def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np.ndarray,
               max_answer_tokens: int) -> tuple[int, int, float, float]:
-    """(start, end, span probability, null probability) for one window of a SQuAD2 model.
-
-    Probabilities are softmaxes over the context tokens plus token 0 (the null answer), as in the
-    transformers QA pipeline; spans have start <= end < start + max_answer_tokens.
-    """
+    """(start, end, span probability, null probability) for one window of a SQuAD2 model: softmaxes over the context
+    tokens plus token 0 (the null answer), as in the transformers QA pipeline; start <= end < start + max tokens."""
     allowed = context_mask.copy()
     allowed[0] = True
 
@@ -1790,7 +1733,6 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np
         masked = np.where(allowed, logits.astype(np.float64), -np.inf)
         exp = np.exp(masked - masked.max())
         return exp / exp.sum()
-
     p_start, p_end = softmax(start_logits), softmax(end_logits)
     scores = np.outer(np.where(context_mask, p_start, 0.0), np.where(context_mask, p_end, 0.0))
     scores = np.triu(scores) - np.triu(scores, max_answer_tokens)   # 0 <= end - start < max
@@ -1841,11 +1783,8 @@ class TransformerReader:
 
 def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
                 max_answer_tokens: int) -> Answer:
-    """The best span over all windows (start logits, end logits, context mask, token offsets).
-
-    The null answer wins when the best span is less likely than the smallest null probability of
-    any window, as in the transformers QA pipeline.
-    """
+    """The best span over all windows (start logits, end logits, context mask, token offsets); the null answer wins
+    when the best span is less likely than any window's null probability, as in the transformers QA pipeline."""
     best: tuple[float, int, int] = (-1.0, -1, -1)
     min_null = 1.0
     for start_logits, end_logits, mask, offsets in windows:
@@ -1862,7 +1801,7 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
 
 
 
-def qa_model_status(name: str, probe: Callable[[], bool] | None = None) -> tuple[bool, str]:
+def qa_model_status(name: str) -> tuple[bool, str]:
     """Whether the QA model can be had without waiting: (usable, why)."""
     if Path(name).is_dir():
         return True, f"local folder {name}"
@@ -1874,19 +1813,19 @@ def qa_model_status(name: str, probe: Callable[[], bool] | None = None) -> tuple
         return False, "huggingface_hub is not installed"
     if _hub_offline_by_env():
         return False, "is not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
-    if (probe or hub_reachable)():
+    if hub_reachable():
         return True, "downloadable from the Hugging Face Hub"
     return False, "is not in the local Hugging Face cache and huggingface.co is out of reach"
 
 
-def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser,
-                probe: Callable[[], bool] | None = None, vectors: SentenceVectors | None = None) -> Reader:
+def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser, vectors: SentenceVectors | None = None
+                ) -> Reader:
     """--reader auto|transformer|embedding -> a reader; auto falls back to the offline one with an INFO line."""
     if kind == "embedding":
         log.info("reader: embedding (offline, on the embedding model)")
         return EmbeddingReader(embedder, parser, vectors)
     if kind == "auto":
-        usable, why = qa_model_status(qa_model, probe)
+        usable, why = qa_model_status(qa_model)
         if not usable:
             log.info("reader: embedding (offline). The transformer reader %s %s: run once with network access "
                      "to fetch it, or pass --qa-model PATH.", qa_model, why)
@@ -1898,17 +1837,12 @@ def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser,
 # -----------------------------------------------------------------------------
 # input files: knowledge bases (--kb) and cases (--eval), every error naming file and line; the index on disk
 
-def _line_of(raw: bytes, offset: int) -> int:
-    return raw.count(b"\n", 0, offset) + 1
-
-
 DOCUMENT_FIELDS = ("doc_id", "text", "title", "timestamp", "kind")   # kind "opinion": never dropped by date
 FIELD_SYNONYMS = {"date": "timestamp", "id": "doc_id"}              # common names for the same fields
 
 
-def _document_from_record(record: Any, where: str, unknown: set[str] | None = None) -> Document:
-    """One loaded JSON value -> Document, or InputError naming where it came from. Fields other than
-    DOCUMENT_FIELDS (and their synonyms) are kept as metadata and added to unknown."""
+def _document_from_record(record: Any, where: str, unknown: set[str]) -> Document:
+    """One JSON value -> Document, or InputError naming where; other fields are kept as metadata, added to unknown."""
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
     for synonym, name in FIELD_SYNONYMS.items():
@@ -1933,8 +1867,7 @@ def _document_from_record(record: Any, where: str, unknown: set[str] | None = No
         raise InputError(f"{where}: document {doc_id!r} has unparseable timestamp {stamp!r} "
                          f"(want ISO 8601, e.g. 2024-03-01 or 2024-03-01T09:30:00+02:00)") from None
     metadata = {k: v for k, v in record.items() if k not in ("doc_id", "text", "title", "timestamp")}
-    if unknown is not None:
-        unknown.update(k for k in metadata if k not in DOCUMENT_FIELDS)
+    unknown.update(k for k in metadata if k not in DOCUMENT_FIELDS)
     return Document(doc_id, record.get("title") or doc_id, text, stamp, metadata)
 
 
@@ -1965,11 +1898,10 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}:{_line_of(raw, exc.start)}: not UTF-8 text "
-                         f"(byte 0x{raw[exc.start]:02x})") from None
-    text = text.removeprefix("\ufeff")
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
     if not text.strip():
         raise InputError(f"{path}: file is empty")
     if text.lstrip().startswith("["):
@@ -2014,10 +1946,8 @@ def load_documents(path: str) -> list[Document]:
 
 
 class DiskIndex:
-    """What indexing makes, kept between runs in one numpy .npz: the documents' embeddings and every sentence
-    vector made so far. Its key hashes the documents' texts, the embedding model and this file's source, so a
-    changed document, model or program builds afresh; a file whose key, shapes or checksums (the zip's CRCs)
-    fail is never used: one warning, rebuilt."""
+    """The documents' embeddings and every sentence vector made so far, kept between runs in one .npz keyed by a hash
+    of the texts, the model and this file's source; a file whose key, shapes or zip CRCs fail: one warning, rebuilt."""
 
     def __init__(self, texts: Sequence[str], model: str, path: str | None = None) -> None:
         digest = hashlib.sha256()
@@ -2072,8 +2002,7 @@ class DiskIndex:
 
 def index_documents(texts: Sequence[str], embedder: Embedder, vectors: SentenceVectors | None,
                     args: argparse.Namespace) -> tuple[np.ndarray, DiskIndex | None]:
-    """The texts' embeddings and their index on disk: read from it when it holds them (with the sentence vectors
-    earlier runs made), else encoded, with a progress bar on a terminal or one INFO line with the rate, and saved."""
+    """The texts' embeddings and index on disk: read from it (with earlier runs' sentence vectors), else made, saved."""
     index = None if args.no_index_cache else DiskIndex(texts, embedder.identity, args.index)
     clock = time.perf_counter()
     found = index.load() if index else None
@@ -2124,8 +2053,7 @@ def load_cases(path: str) -> list[EvalCase]:
             raise InputError(f"{where}: case {record['id']!r} has an empty query or no documents")
         if not all(isinstance(a, str) for a in record["expected_answers"]):
             raise InputError(f"{where}: expected_answers must be strings")
-        docs = documents_from_records((f"{where}: document {n}", d)
-                                      for n, d in enumerate(record["documents"], start=1))
+        docs = documents_from_records((f"{where}: document {n}", d) for n, d in enumerate(record["documents"], 1))
         cases.append(EvalCase(record["id"], str(record.get("category") or "uncategorised"), record["query"],
                               tuple(record["expected_answers"]), record["expect_conflict"], tuple(docs)))
     return cases
@@ -2179,14 +2107,12 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     log.info("their sentences split and embedded in %.1f s", time.perf_counter() - clock)
     if index and detector.vectors:
         index.save(vectors, detector.vectors.known)
-    top_k = args.top_k
     rows = []
     for n, case in enumerate(cases, start=1):
         clock = time.perf_counter()
         embeddings = vectors[[row_of[document_text_for_embedding(d)] for d in case.documents]]
         rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings, detector.vectors), detector, reader,
-                               top_k,
-                               log_conflicts=False)
+                               args.top_k, log_conflicts=False)
         naive, resolved = rag.ask(case.query)
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
                      "detected": resolved.report.has_conflict, "seconds": time.perf_counter() - clock,
@@ -2231,8 +2157,7 @@ def render_eval(summary: dict[str, dict[str, Any]]) -> str:
 # benchmark (--bench): what each stage costs, measured in one process
 
 def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05, seed: int = 0) -> list[Document]:
-    """n documents restating base: a share `changed` of their figures with another value, other dates
-    and openers. Seeded, deterministic."""
+    """n documents restating base (seeded): a share `changed` of their figures changed, other dates and openers."""
     import random
     from datetime import timedelta
     rng = random.Random(seed)
@@ -2242,36 +2167,30 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
         if rng.random() < changed:                     # a stale or revised figure
             return f"{float(m.group().replace(',', '')) * rng.choice((2, 3, 5)):g}"
         return m.group()
-
     docs = []
     for i in range(n):
         doc = base[i % len(base)]
         text = re.sub(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d-])", restate, doc.text)
         moment = parse_timestamp(doc.timestamp) or datetime(2024, 1, 1, tzinfo=timezone.utc)
         stamp = (moment + timedelta(days=rng.randint(-400, 400))).date().isoformat()
-        docs.append(Document(f"syn-{i:04d}", f"{doc.title}-{i}",
-                             rng.choice(openers) + text, stamp))
+        docs.append(Document(f"syn-{i:04d}", f"{doc.title}-{i}", rng.choice(openers) + text, stamp))
     return docs
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory since exec (VmHWM; ru_maxrss would count the parent's
-    pages that a forked child held before exec)."""
-    with open("/proc/self/status", encoding="utf-8") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+    """This process's peak resident memory since exec (VmHWM; ru_maxrss would count a forked parent's pages)."""
+    return int(Path("/proc/self/status").read_text(encoding="utf-8").split("VmHWM:")[1].split()[0]) / 1024
 
 
-_CHILD_PREAMBLE = ("import atexit, sys\n"
-                   "def _peak():\n"
-                   "    with open('/proc/self/status', encoding='utf-8') as f:\n"
-                   "        kb = next(int(l.split()[1]) for l in f if l.startswith('VmHWM'))\n"
-                   "    print(f'peak_kb={kb}', file=sys.stderr)\n"
-                   "atexit.register(_peak)\n")
+_CHILD_PREAMBLE = ("import atexit, sys\natexit.register(lambda: print('peak_kb=' + open('/proc/self/status', "
+                   "encoding='utf-8').read().split('VmHWM:')[1].split()[0], file=sys.stderr))\n")
 
 
-def _timed_child(code: str, args: Sequence[str] = ()) -> tuple[float, float, str]:
-    """(seconds, peak RSS in MB, stderr) of a fresh Python running code with sys.argv[1:] = args."""
+def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float, str]:
+    """(seconds, peak RSS in MB, stderr) of a fresh Python running code (default: this file) on sys.argv[1:] = args."""
     import subprocess
+    me = str(Path(__file__).resolve())
+    code = code or f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
     clock = time.perf_counter()
     child = subprocess.run([sys.executable, "-c", _CHILD_PREAMBLE + code, *args], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
@@ -2283,8 +2202,7 @@ def _timed_child(code: str, args: Sequence[str] = ()) -> tuple[float, float, str
 
 
 def _bench_queries(rag: ConflictAwareRAG, repeats: int) -> dict[str, Any]:
-    """Per-stage milliseconds over the demo's queries (first ask, then the median of the repeats)
-    and how many encoder passes detection made."""
+    """Per-stage ms over the demo's queries (first ask; median of repeats) and the encoder passes detection made."""
     stages = ("retrieve", "detect", "resolve", "read")
     first: dict[str, list[float]] = {s: [] for s in stages}
     again: dict[str, list[float]] = {s: [] for s in stages}
@@ -2305,8 +2223,7 @@ def _bench_queries(rag: ConflictAwareRAG, repeats: int) -> dict[str, Any]:
 
 def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
                    repeats: int) -> tuple[float, list[dict[str, Any]]]:
-    """Parsing 1,000 synthetic documents (indexing), then detection time against k on them: a new query to a
-    fresh detector (the question parsed, each source read) and the same query again."""
+    """Parse 1,000 synthetic documents (indexing), then detect on k of them: a new query, fresh detector; then again."""
     synthetic = synthetic_documents(demo_knowledge_base(), 1000)
     vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
     clock = time.perf_counter()
@@ -2337,24 +2254,22 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
 
 
 def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
-    """The whole demo against the floor (bare import and load of its models: the embedder, spaCy), and --help,
-    --test: children."""
+    """Child processes: the whole demo against the floor (bare import and load of its models), --help, --test."""
     me = str(Path(__file__).resolve())
-    run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
     model = resolve_embed_model(args.embed_model)
     floor_code = ("import sentence_transformers\n"
                   f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
     floor, demo = [], []
     for _ in range(3):                                  # alternate, so drift hits both alike
-        floor.append(_timed_child(floor_code))
-        demo.append(_timed_child(run_me, ["--quiet", "--no-color", "--reader", args.reader]))
+        floor.append(_timed_child((), floor_code))
+        demo.append(_timed_child(["--quiet", "--no-color", "--reader", args.reader]))
     floor_s, demo_s = median(t for t, _, _ in floor), median(t for t, _, _ in demo)
     return {"demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
                               "ratio": round(demo_s / floor_s, 3),
                               "floor_peak_rss_mb": round(max(m for _, m, _ in floor), 1),
                               "demo_peak_rss_mb": round(max(m for _, m, _ in demo), 1)},
-            "cli_s": {name: round(median(_timed_child(run_me, [flag])[0] for _ in range(3)), 3)
+            "cli_s": {name: round(median(_timed_child([flag])[0] for _ in range(3)), 3)
                       for name, flag in (("help", "--help"), ("test", "--test"))}}
 
 
@@ -2362,8 +2277,6 @@ def _bench_indexing(args: argparse.Namespace) -> list[dict[str, Any]]:
     """A knowledge base asked one question twice, each a fresh process: the first run indexes it (time, rate,
     peak memory, the index's size on disk), the second reads the index. Your --kb, and 10,000 synthetic pages."""
     import tempfile
-    me = str(Path(__file__).resolve())
-    run_me = f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         synthetic = Path(tmp, "synthetic.jsonl")
@@ -2374,8 +2287,7 @@ def _bench_indexing(args: argparse.Namespace) -> list[dict[str, Any]]:
         for kb, query in bases + [(str(synthetic), DEMO_SCENARIOS[2][1])]:
             index = Path(tmp, f"index{len(rows)}.npz")
             ask = ["--kb", kb, "--query", query, "--index", str(index), "--no-color", "--reader", args.reader]
-            first = _timed_child(run_me, ask)
-            second = _timed_child(run_me, ask)
+            first, second = _timed_child(ask), _timed_child(ask)
             found = re.search(r"indexing (\d+) documents: embedded in ([\d.]+) s", first[2])
             if not found:
                 raise ModelError(f"benchmark child did not index {kb}: {first[2].strip()[-200:]}")
@@ -2571,9 +2483,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Defaults in --help only where there is one to show."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, False, argparse.SUPPRESS):
-            return action.help
-        return super()._get_help_string(action)
+        return action.help if action.default in (None, False, argparse.SUPPRESS) else super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -2604,8 +2514,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--nli-model", metavar="NAME_OR_PATH",
                         help="add an NLI cross-encoder contradiction check (off by default)")
     pipe = parser.add_argument_group("pipeline")
-    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
-                      help="documents read per query")
+    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="documents read per query")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' answers are compared")
     pipe.add_argument("--index", metavar="FILE", help="keep the knowledge base's index in this .npz file (default: "
@@ -2637,13 +2546,6 @@ def load_embedder(name: str | None) -> SentenceEmbedder:
     return embedder
 
 
-def make_detector(parser: Parser, nli_model: str | None, topic_threshold: float,
-                  vectors: SentenceVectors | None = None) -> ConflictDetector:
-    if nli_model:
-        return NLIConflictDetector(parser, NLIModel(nli_model), topic_threshold, vectors=vectors)
-    return ConflictDetector(parser, topic_threshold, vectors)
-
-
 def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, str]], modes: Sequence[str],
                 as_json: bool, report_path: str | None, palette: Palette) -> dict[str, Any]:
     """Answer each query, print panels (unless as_json), append reports; returns the JSON result."""
@@ -2671,8 +2573,9 @@ def load_models(args: argparse.Namespace) -> Models:
     embedder = load_embedder(args.embed_model)
     parser = shared_parser()                           # spaCy loads when a question first needs it
     vectors = SentenceVectors(embedder)                # one cache of sentence vectors for detector and reader
-    return (embedder, make_detector(parser, args.nli_model, args.topic_threshold, vectors),
-            make_reader(args.reader, args.qa_model, embedder, parser, vectors=vectors))
+    detector = (NLIConflictDetector(parser, NLIModel(args.nli_model), args.topic_threshold, vectors=vectors)
+                if args.nli_model else ConflictDetector(parser, args.topic_threshold, vectors))
+    return embedder, detector, make_reader(args.reader, args.qa_model, embedder, parser, vectors=vectors)
 
 
 def read_queries(path: str) -> list[str]:
@@ -2711,11 +2614,9 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:                             # e.g. piped into `head`: stop quietly
-        try:                                            # so the final flush at exit cannot fail
+    except BrokenPipeError:                             # e.g. piped into `head`: stop quietly, so that the final
+        with contextlib.suppress(AttributeError, OSError, ValueError):   # flush cannot fail (tests: no real stdout)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (AttributeError, OSError, ValueError):
-            pass                                        # stdout is not a real file (tests)
         return 0
 
 
@@ -2762,14 +2663,16 @@ import unittest  # noqa: E402
 from unittest import mock  # noqa: E402
 
 
-def offline_pipeline(docs: Sequence[Document] | None = None, top_k: int = DEFAULT_TOP_K,
-                     topic_threshold: float = 0.2) -> ConflictAwareRAG:
-    """The pipeline on the deterministic hashing embedder (its cosines run lower than MiniLM's)."""
+def offline_models(args: argparse.Namespace | None = None) -> Models:
+    """The models on the deterministic hashing embedder (its cosines run lower than MiniLM's, hence the gate 0.2)."""
     embedder, parser = HashingEmbedder(), shared_parser()
     vectors = SentenceVectors(embedder)
-    return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder),
-                            ConflictDetector(parser, topic_threshold, vectors),
-                            EmbeddingReader(embedder, parser, vectors), top_k)
+    return embedder, ConflictDetector(parser, 0.2, vectors), EmbeddingReader(embedder, parser, vectors)
+
+
+def offline_pipeline(top_k: int = DEFAULT_TOP_K) -> ConflictAwareRAG:
+    embedder, detector, reader = offline_models()
+    return ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), detector, reader, top_k)
 
 
 def reading(text: str, query: str, doc_id: str = "x") -> Reading:
@@ -2797,8 +2700,7 @@ class TestLanguage(unittest.TestCase):
         forms = [reading(f"Revenue was {f}.", ask).values[0] for f in ("$4.2M", "$4,200,000", "4.2 million dollars")]
         self.assertEqual({v.key[:2] for v in forms}, {("$", 4.2e6)})
         self.assertTrue(all(agree(x, y) for x in forms for y in forms))
-        other = reading("Revenue was $6.8M.", ask).values[0]
-        self.assertFalse(agree(forms[0], other))
+        self.assertFalse(agree(forms[0], reading("Revenue was $6.8M.", ask).values[0]))
         change = reading("A ride now costs $3.00, up from $2.50.", "How much does a ride cost?")
         self.assertEqual([v.text for v in change.mentions], ["$3.00"])   # what a change leaves behind is no answer
         limit = reading("The limit is 500 requests per minute.", "What is the limit?").values[0]
@@ -2863,8 +2765,7 @@ class TestLanguage(unittest.TestCase):
         def figure(text: str, ask: str) -> tuple[str, float]:
             return reading(text, ask).values[0].key[:2]
         when = "What time does the ward close?"                 # a time of day, a span's end first
-        self.assertEqual({figure(f"The ward closes at {t}.", when) for t in ("9:30 pm", "21:30")},
-                         {("clock", 1290.0)})
+        self.assertEqual({figure(f"The ward closes at {t}.", when) for t in ("9:30 pm", "21:30")}, {("clock", 1290.0)})
         self.assertEqual(figure("The ward is open from 2:00 pm to 8:00 pm.", when), ("clock", 1200.0))
         how_long = "How long is the cooling-off period?"      # durations in days, exact but for months
         self.assertEqual({figure(f"The cooling-off period is {d}.", how_long) for d in ("14 days", "two weeks")},
@@ -2905,10 +2806,8 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(verdicts(texts, "What is the deposit for a room?"), [("d0", "d1", "numerical")])
         self.assertEqual(verdicts(["Monthly cover costs £14.50 a month.", "Annual cover costs £162 a year."],
                                   "How much is cover?"), [])          # a rate per month, another per year
-
-    def test_two_kinds_of_one_thing_are_complementary(self) -> None:
         texts = ["The Basic plan costs $10 per month.", "The Premium plan costs $30 per month."]
-        self.assertEqual(verdicts(texts, "How much does a plan cost?"), [])
+        self.assertEqual(verdicts(texts, "How much does a plan cost?"), [])   # two kinds of one thing
 
     def test_a_revision_word_on_one_side_is_a_signal(self) -> None:
         texts = ["Employees work from the office on Mondays.", "Employees no longer work from the office on Mondays."]
@@ -2963,18 +2862,25 @@ class TestResolution(unittest.TestCase):
         star = resolve(contexts, self.report(("a", "c"), ("b", "c"))).clusters[0]
         self.assertEqual((star.kept, star.discarded), (("c",), ("a", "b")))
 
-    def test_time_zones_compare_as_instants(self) -> None:
+    def test_timestamps_compare_as_instants_and_bad_ones_are_errors(self) -> None:
         # 10:00+02:00 is 08:00Z: earlier than 09:00Z although its text sorts later
         contexts = [self.ctx("east", "2024-03-01T10:00:00+02:00"), self.ctx("utc", "2024-03-01T09:00:00Z")]
         self.assertEqual(resolve(contexts, self.report(("east", "utc"))).clusters[0].kept, ("utc",))
         self.assertEqual(parse_timestamp("2024-03-01"), parse_timestamp("2024-03-01T00:00:00Z"))
         self.assertEqual(parse_timestamp("2024-03-01T12:00"), parse_timestamp("2024-03-01T12:00:00+00:00"))
+        for stamp in ("March 1st", "2024-3", "24-03-01", "2024/03/01"):
+            with self.assertRaises(ValueError):
+                parse_timestamp(stamp)
+        self.assertEqual(parse_timestamp("2023"), parse_timestamp("2023-01-01"))   # reduced precision: a year,
+        self.assertEqual(parse_timestamp("2024-03"), parse_timestamp("2024-03-01"))   # a month, from its first day
 
-    def test_tie_or_missing_date_is_surfaced_not_guessed(self) -> None:
+    def test_tie_missing_date_or_opinion_is_surfaced_not_guessed(self) -> None:
         tie = resolve([self.ctx("a", "2024-03-01T12:00:00+01:00"), self.ctx("b", "2024-03-01T11:00:00Z")],
                       self.report(("a", "b")))
         undated = resolve([self.ctx("a", "2024-03-01"), self.ctx("b", "")], self.report(("a", "b")))
-        for res in (tie, undated):
+        opinion = resolve([self.ctx("a", "2024-03-01", kind="opinion"), self.ctx("b", "2024-04-01")],
+                          self.report(("a", "b")))
+        for res in (tie, undated, opinion):
             self.assertEqual((res.clusters[0].strategy, res.clusters[0].discarded, len(res.kept)), ("surface", (), 2))
 
     def test_dates_decide_the_pairs_they_can(self) -> None:
@@ -2991,18 +2897,6 @@ class TestResolution(unittest.TestCase):
         cluster = resolve(agree, self.report(("a", "c"), ("b", "c"))).clusters[0]
         self.assertEqual((cluster.strategy, cluster.kept, cluster.discarded), ("recency", ("a", "b"), ("c",)))
 
-    def test_opinion_forces_surface(self) -> None:
-        res = resolve([self.ctx("a", "2024-03-01", kind="opinion"), self.ctx("b", "2024-04-01")],
-                      self.report(("a", "b")))
-        self.assertEqual(res.clusters[0].strategy, "surface")
-
-    def test_unparseable_timestamp_is_an_error(self) -> None:
-        for stamp in ("March 1st", "2024-3", "24-03-01", "2024/03/01"):
-            with self.assertRaises(ValueError):
-                parse_timestamp(stamp)
-        self.assertEqual(parse_timestamp("2023"), parse_timestamp("2023-01-01"))   # reduced precision: a year,
-        self.assertEqual(parse_timestamp("2024-03"), parse_timestamp("2024-03-01"))   # a month, from its first day
-
 
 class TestSpanDecoding(unittest.TestCase):
     @staticmethod
@@ -3011,14 +2905,9 @@ class TestSpanDecoding(unittest.TestCase):
         return np.array(start), np.array(end), np.array(mask), offsets
 
     def test_best_span_respects_order_and_length(self) -> None:
-        # token 0 is the null slot; tokens 1..5 are context
-        mask = np.array([False, True, True, True, True, True])
-        start = np.array([0.0, 0.0, 5.0, 0.0, 0.0, 0.0])
-        end = np.array([0.0, 4.0, 0.0, 0.0, 0.0, 3.0])      # best end (1) lies before the start
-        i, j, _, _ = best_span(start, end, mask, max_answer_tokens=10)
-        self.assertEqual((i, j), (2, 5))
-        i, j, _, _ = best_span(start, end, mask, max_answer_tokens=2)
-        self.assertEqual((i, j), (2, 2))                    # 2..5 is too long; 2..2 fits
+        # token 0 is the null slot, 1..5 context; the best end (1) lies before the start; for 2 tokens 2..5 is too long
+        start, end, mask, _ = self.window([0.0, 0, 5, 0, 0, 0], [0.0, 4, 0, 0, 0, 3], [False] + [True] * 5)
+        self.assertEqual([best_span(start, end, mask, n)[:2] for n in (10, 2)], [(2, 5), (2, 2)])
 
     def test_null_answer_wins_when_more_likely(self) -> None:
         ctx = "abcdef"
@@ -3046,9 +2935,6 @@ class TestPipeline(unittest.TestCase):
             naive, resolved = rag.ask(query)
             self.assertEqual((naive.conflict, resolved.conflict), ("YES", "RESOLVED"), title)
             self.assertIn(answer, resolved.answer, title)
-            kept = {c.document.doc_id for c in resolved.sources} - {d for c in resolved.clusters for d in c.discarded}
-            self.assertTrue(all(s.document.doc_id in kept or s.document.doc_id in resolved.clusters[0].discarded
-                                for s in resolved.sources), title)   # every source kept or shown discarded
 
     def test_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
         rag = offline_pipeline(top_k=5)
@@ -3083,20 +2969,12 @@ class CLITestCase(unittest.TestCase):
         import tempfile
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
-        environment = mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name})   # indexes kept here
-        environment.start()
-        self.addCleanup(environment.stop)
+        self.enterContext(mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name}))   # indexes kept here
 
     def file(self, name: str, content: str | bytes) -> str:
         path = Path(self.tmp.name, name)
         path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         return str(path)
-
-    @staticmethod
-    def offline_models(args: argparse.Namespace) -> Models:
-        embedder, parser = HashingEmbedder(), shared_parser()
-        vectors = SentenceVectors(embedder)
-        return embedder, ConflictDetector(parser, 0.2, vectors), EmbeddingReader(embedder, parser, vectors)
 
     def cli(self, *argv: str, stdin: str = "") -> tuple[int, str, str]:
         """(exit status, stdout, stderr) of main(argv) on offline models."""
@@ -3104,7 +2982,7 @@ class CLITestCase(unittest.TestCase):
         with (mock.patch("sys.stdin", io.StringIO(stdin)), contextlib.redirect_stdout(out),
               contextlib.redirect_stderr(err)):
             try:
-                code = main(list(argv), models=self.offline_models)
+                code = main(list(argv), models=offline_models)
             except SystemExit as exc:                  # argparse usage errors
                 code = exc.code
         return code, out.getvalue(), err.getvalue()
@@ -3131,10 +3009,8 @@ class TestInput(CLITestCase):
         kb = self.file("kb.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "published": "2024-01-01"}')
         code, _, err = self.cli("--kb", kb, "--query", "What does the Pro plan cost?")
         warnings = [line for line in err.splitlines() if "unknown field" in line]
-        self.assertEqual(code, 0)
-        self.assertEqual(len(warnings), 1)
-        self.assertIn("published, source", warnings[0])
-        self.assertIn("timestamp", warnings[0])
+        self.assertEqual((code, len(warnings)), (0, 1))
+        self.assertTrue("published, source" in warnings[0] and "timestamp" in warnings[0], warnings[0])
 
     def test_bad_files_name_file_line_and_problem(self) -> None:
         good = '{"doc_id": "a", "text": "x"}\n'
@@ -3155,15 +3031,12 @@ class TestInput(CLITestCase):
         for name, (content, message) in cases.items():
             path = self.file(name + ".jsonl", content)
             code, out, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual(code, 1, name)
-            self.assertIn(message, err, name)
-            self.assertIn(path, err, name)
-            self.assertEqual((err.count("\n"), out), (1, ""), name)   # one line, no traceback
+            self.assertEqual((code, message in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
+                             (name, err))                       # the message, the file, one line, no traceback
         for path, message in ((str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
                               (self.tmp.name, "is a directory")):
             code, _, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual((code, err.count("\n")), (1, 1))
-            self.assertIn(message, err)
+            self.assertEqual((code, err.count("\n"), message in err), (1, 1, True), err)
 
     def test_usage_errors_exit_2(self) -> None:
         for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"],
@@ -3197,8 +3070,8 @@ class TestOutputs(CLITestCase):
         resolved = result["runs"][1]
         self.assertEqual({s["doc_id"]: s["status"] for s in resolved["sources"]},
                          {"p1": "discarded", "p2": "kept", "o1": "kept"})
-        self.assertEqual(resolved["answer"], "$25 per month")
-        self.assertEqual(resolved["low_confidence"], resolved["confidence"] < LOW_CONFIDENCE)
+        self.assertEqual((resolved["answer"], resolved["low_confidence"]),
+                         ("$25 per month", resolved["confidence"] < LOW_CONFIDENCE))
 
     def test_several_questions_in_one_run(self) -> None:
         kb = self.file("kb.jsonl", GOOD_KB)
@@ -3216,8 +3089,7 @@ class TestOutputs(CLITestCase):
         for _ in range(2):
             self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
         lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
-        self.assertEqual(len(lines), 2)
-        self.assertEqual((lines[0]["discarded"], lines[0]["pairs"][0]["kind"]), (["p1"], "numerical"))
+        self.assertEqual((len(lines), lines[0]["discarded"], lines[0]["pairs"][0]["kind"]), (2, ["p1"], "numerical"))
 
     def test_undated_dispute_shows_both_answers(self) -> None:
         kb = "\n".join(json.dumps({"doc_id": i, "title": t, "text": f"The Pro plan costs {p} per month."})
@@ -3344,8 +3216,7 @@ class TestModelPlumbing(unittest.TestCase):
         _library_environment()
         os.environ["HF_HUB_OFFLINE"] = "1"               # plumbing only: nothing may be downloaded
         warnings.filterwarnings("ignore", category=DeprecationWarning, module="sentence_transformers")
-        from transformers import (AutoTokenizer, BertConfig, BertForQuestionAnswering,
-                                  BertForSequenceClassification)
+        from transformers import AutoTokenizer, BertConfig, BertForQuestionAnswering, BertForSequenceClassification
         from sentence_transformers import SentenceTransformer, models
         cls.tmp = tempfile.TemporaryDirectory()
         root = Path(cls.tmp.name)
@@ -3418,7 +3289,6 @@ def run_tests(with_models: bool = False) -> int:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         attempts.append(args)
         raise OSError("network access is blocked during tests")
-
     if not with_models:                                # spaCy's thinc would import torch if it could: block it,
         for name in ("torch", "transformers", "sentence_transformers"):   # so no test can lean on them
             sys.modules.setdefault(name, None)         # type: ignore[arg-type]
@@ -3427,18 +3297,14 @@ def run_tests(with_models: bool = False) -> int:
     except ModelError as exc:
         print(f"rag_conflict_demo.py: error: {exc}", file=sys.stderr)
         return 1
-    saved = socket.socket.connect, socket.create_connection
     log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
-    socket.socket.connect, socket.create_connection = refuse, refuse  # type: ignore[method-assign]
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
     suite.addTests(doctest.DocTestSuite(sys.modules[__name__]))   # the examples in docstrings
     if with_models:
         suite.addTests(loader.loadTestsFromTestCase(case) for case in MODEL_TEST_CASES)
-    try:
+    with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
         result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
-    finally:
-        socket.socket.connect, socket.create_connection = saved  # type: ignore[method-assign]
     failed = len(result.failures) + len(result.errors)
     heavy = sorted(n for n in ("torch", "transformers", "sentence_transformers") if sys.modules.get(n) is not None)
     if not with_models and heavy:
