@@ -2827,6 +2827,7 @@ class TestDetector(unittest.TestCase):
                          (("100 requests per minute",), ("500 requests per minute",)))
         self.assertEqual(report.answers, {"a": "100 requests per minute", "b": "500 requests per minute"})
 
+
 class TestResolution(unittest.TestCase):
     @staticmethod
     def ctx(doc_id: str, stamp: str, **meta: Any) -> RetrievedContext:
