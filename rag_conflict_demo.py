@@ -1087,7 +1087,6 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
     return " ".join(notes)
 
 
-
 # -----------------------------------------------------------------------------
 # language analysis: spaCy's parse -> each sentence's values, each question's kind
 
@@ -1800,7 +1799,6 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
     return Answer(context[start:end], prob, start, end)
 
 
-
 def qa_model_status(name: str) -> tuple[bool, str]:
     """Whether the QA model can be had without waiting: (usable, why)."""
     if Path(name).is_dir():
@@ -2021,7 +2019,6 @@ def index_documents(texts: Sequence[str], embedder: Embedder, vectors: SentenceV
     if index:
         index.save(embeddings, vectors.known if vectors else {})
     return embeddings, index
-
 
 
 # -----------------------------------------------------------------------------
@@ -2651,8 +2648,6 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0
-
-
 
 
 # -----------------------------------------------------------------------------
