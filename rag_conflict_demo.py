@@ -129,6 +129,7 @@ MODALS = frozenset({"can", "may"})   # permission only where a yes/no question a
 REVISION_WORDS = frozenset(   # not trend verbs ('sales increased'): they tell of a change, not of a correction
     "restate revise correct amend supersede replace rescind reverse overturn retract discontinue deprecate".split())
 REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediately")
+CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a statement's own change marker
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
 HOW_KINDS = frozenset("many much old long far big tall large high often heavy soon late early".split())
@@ -1222,6 +1223,7 @@ _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
 _VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)+)$", re.I)
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
 _NAME_LABELS = ENTITY_KINDS["name"]
 
@@ -1236,6 +1238,8 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
     values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in values]
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
+    signals.update(t.lower_ for t in doc if t.lower_ in CHANGE_ADVERBS and t.dep_ == "advmod"   # not 'book now'
+                   and any(c.dep_ in SUBJECTS for c in t.head.children))
     signals.update(p for p in REVISION_PHRASES if p in lowered)
     years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text))
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years)
@@ -1253,7 +1257,7 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
 def _clause(token: Token) -> Token:
     """The nearest verb above token that has a subject, else the root ('Ramadan is expected to begin': 'expected')."""
     return next((a for a in token.ancestors if a.pos_ in ("VERB", "AUX")
-                 and any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in a.children)), token.sent.root)
+                 and any(c.dep_ in SUBJECTS for c in a.children)), token.sent.root)
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
@@ -1462,13 +1466,19 @@ def state_values(sent: Span) -> list[Value]:
         hyphened = t.i >= sent[0].i + 2 and doc[t.i - 1].text == "-"   # 'pet-free'
         side = (_STATE_SIDE.get("-" + t.lower_) if hyphened else None) or _STATE_SIDE.get(t.lower_) or \
             _STATE_SIDE.get(t.lemma_.lower())
-        if side is None or (t.dep_ in ("amod", "compound") and not hyphened) or (t.lower_ in MODALS and t.tag_ != "MD"):
-            continue                                   # attributive: names a kind ('remote work policy')
+        if side is None and t.lemma_ == "have" and any(c.dep_ == "xcomp" and any(g.lower_ == "to" for g in c.children)
+                                                       for c in t.children):
+            side = _STATE_SIDE["must"]                 # 'Do I have to see my GP first?'
+        if side is None or (t.dep_ in ("amod", "compound") and not hyphened) or (
+                {t.lower_, t.lemma_.lower()} & MODALS and t.tag_ != "MD"):
+            continue                                   # attributive: names a kind ('remote work policy'); 'cans'
         scope = [t, t.head] if t.dep_ in ("acomp", "attr", "xcomp", "oprd", "auxpass", "aux") else [t]
-        negated = any(c.dep_ == "neg" or (c.dep_ == "advmod" and any(g.dep_ == "neg" for g in c.children))
-                      for s in scope for c in s.children if t.pos_ != "AUX" or c.i <= t.i + 1)   # 'cannot'
+        denied = [w for s in scope for c in s.children if c.dep_ in SUBJECTS   # 'no GP referral is needed'
+                  and any(g.dep_ == "det" and g.lower_ == "no" for g in c.children) for w in c.subtree]
+        negated = bool(denied) or any(c.dep_ == "neg" or (c.dep_ == "advmod" and any(g.dep_ == "neg" for g in c.children))
+                                      for s in scope for c in s.children if t.pos_ != "AUX" or c.i <= t.i + 1)   # 'cannot'
         words = [c for c in t.children if c.dep_ in ("neg", "aux", "auxpass") or (
-            c.dep_ == "advmod" and t.i - 2 <= c.i < t.i)] + [t] + ([doc[t.i - 2]] if hyphened else [])
+            c.dep_ == "advmod" and t.i - 2 <= c.i < t.i)] + [t] + ([doc[t.i - 2]] if hyphened else []) + denied
         words += [g for c in words for g in c.children if g.dep_ == "neg"]
         predicate = t.head if t.pos_ == "AUX" or hyphened else t   # 'must work ...', 'a pet-free building'
         first = min(w.i for w in words)
@@ -1511,7 +1521,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     """What a question asks (yes/no, its wh-word, or the noun it asks about), its words, names, years, modifiers."""
     tokens = [t for t in doc if not t.is_punct]
     wh = next((t for t in tokens if t.tag_ in ("WP", "WP$", "WRB", "WDT")), None)
-    polar = bool(tokens) and wh is None and tokens[0].pos_ == "AUX"   # 'Can I ...?', 'Does the plan ...?'
+    polar = wh is None and any(t.pos_ == "AUX" and (t.i == tokens[0].i or any(   # 'Can I ...?'; an inverted
+        c.dep_ in SUBJECTS and c.i > t.i for c in (t.head if t.dep_ != "ROOT" else t).children))   # auxiliary
+                               for t in tokens)                                    # 'We're on Pro: can we ...?'
     asks, focus, unit = "", "", ""
     if polar:
         asks = "state"
@@ -1527,6 +1539,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
+            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and nxt.head.lemma_.lower() not in MONEY_NOUNS:
+                unit = ""                                 # 'how much notice': the sources tell the kind of figure
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
@@ -2781,6 +2795,10 @@ class TestLanguage(unittest.TestCase):
         self.assertEqual(reading("In-cabin pet travel has been withdrawn on all routes.", ask).values[0].text,
                          "has been withdrawn on all routes")           # a phrase a person can judge
         self.assertFalse(reading("You can book a seat.", "What is the fare?").states)   # 'can' asked nothing
+        self.assertTrue(shared_parser().question("We're on the Pro plan - can we set up SSO?").polar)   # inverted
+        gp = reading("No GP referral is needed.", "Do I have to get a GP referral?").values[0]   # 'have to': required
+        self.assertEqual((gp.text, gp.key), ("No GP referral is needed", ("stance", 1)))   # 'no' on its subject
+        self.assertEqual(reading("The bin takes cans.", "Can I put cans in the bin?").states, ())   # a noun
 
 
 class TestDetector(unittest.TestCase):
@@ -2810,6 +2828,10 @@ class TestDetector(unittest.TestCase):
         # ... but no contradiction of a page written after the revising one
         self.assertEqual(verdicts(texts[::-1], "Do employees work from the office on Mondays?",
                                   ("2023-01-01", "2024-01-01")), [])
+        bins = ["Pizza boxes go in the black bin.", "Pizza boxes now go in the blue bin.", "Book now: pizza boxes go"
+                 " in the black bin."]   # 'now' said of a change, not of a call to act
+        self.assertEqual(verdicts(bins, "Which bin do pizza boxes go in?"), [("d0", "d1", "signal"),
+                                                                               ("d1", "d2", "signal")])
 
     def test_the_topic_gate_and_the_panel_answers(self) -> None:
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
