@@ -18,7 +18,7 @@ Usage:
     $ python rag_conflict_demo.py --kb docs.jsonl --query "What is the rate limit?" [--query ...] [--json]
     $ python rag_conflict_demo.py --kb docs.jsonl --queries questions.txt   # one question a line; - for stdin
     $ python rag_conflict_demo.py --eval cases.jsonl --top-k 5 [--json]
-    $ python rag_conflict_demo.py --bench [--json]     # timings, encoder passes, memory
+    $ python rag_conflict_demo.py --bench [--kb FILE]  # timings, encoder passes, memory, as JSON
     $ python rag_conflict_demo.py --test               # built-in tests: spaCy, no torch, no network
     $ python rag_conflict_demo.py --test-models        # plus plumbing tests on tiny local models
 
@@ -1923,7 +1923,7 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
             raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
         if not isinstance(items, list) or not items:
             raise InputError(f"{path}: the JSON array holds no documents")
-        return [(f"{path}:{line}", item) for line, item in _array_items(text)]
+        return [(f"{path}: item {n}", item) for n, item in enumerate(items, 1)]
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -1933,23 +1933,6 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
     return records
-
-
-_JSON_GAP_RE = re.compile(r"[\s,]*")                  # between the items of a JSON array
-
-
-def _array_items(text: str) -> list[tuple[int, Any]]:
-    """(line number, value) of each item of the valid JSON array in text."""
-    decoder, items = json.JSONDecoder(), []
-    position = text.index("[") + 1
-    line, counted = 1, 0                               # newlines counted up to `counted`
-    while True:
-        position = _JSON_GAP_RE.match(text, position).end()
-        if text[position] == "]":
-            return items
-        line, counted = line + text.count("\n", counted, position), position
-        value, position = decoder.raw_decode(text, position)
-        items.append((line, value))
 
 
 def load_documents(path: str) -> list[Document]:
@@ -2343,37 +2326,6 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     return result
 
 
-def render_bench(result: dict[str, Any]) -> str:
-    lines = [f"{'import torch + transformers + sentence-transformers':<52}{result['import_s']:>10.2f} s"]
-    lines += [f"{'load ' + name:<52}{s:>10.2f} s" for name, s in result["model_load_s"].items()]
-    lines += [f"{'per query, ' + stage + ' (median of repeats / first ask)':<52}{ms:>10.2f} ms  / "
-              f"{result['per_query_first_ms'][stage]:.2f} ms" for stage, ms in result["per_query_ms"].items()]
-    lines.append(f"{'encoder passes: knowledge base / detection':<52}{result['kb_encoder_passes']:>7} / "
-                 f"{result['detect_encoder_passes']}")
-    lines.append(f"{'parse 1,000 synthetic documents (indexing)':<52}{result['parse_1000_docs_ms']:>10.0f} ms")
-    lines.append("detect on them (pairs gated in; flagged for each demo query): a new query / the same again")
-    for row in result["detect_scaling"]:
-        label = f"  k={row['k']}: {row['pairs_examined']}; {'/'.join(map(str, row['pairs_flagged_per_query']))}"
-        lines.append(f"{label:<52}{row['ms']:>10.2f} ms  / {row['repeat_ms']:.2f} ms")
-    d = result["demo_vs_floor"]
-    lines.append(f"{'bare import + model load (floor, child process)':<52}{d['floor_s']:>10.2f} s")
-    lines.append(f"{'whole demo --quiet --no-color (child process)':<52}{d['demo_s']:>10.2f} s  "
-                 f"= {d['ratio']:.2f} x floor")
-    lines.append(f"{'peak memory: floor / whole demo':<52}{d['floor_peak_rss_mb']:>7.0f} / "
-                 f"{d['demo_peak_rss_mb']:.0f} MB")
-    lines += [f"{'--' + name:<52}{s:>10.2f} s" for name, s in result["cli_s"].items()]
-    for row in result["indexing"]:
-        name = f"{Path(row['base']).name} ({row['pages']:,} pages)"
-        lines.append(f"{'index ' + name + ': first run, embedding':<52}{row['first_run_s']:>10.2f} s  "
-                     f"(embedding {row['embed_s']:.1f} s, {row['pages_per_s']:.0f} pages/s)")
-        lines.append(f"{'  its peak memory; the index on disk':<52}{row['first_run_peak_rss_mb']:>7.0f} MB  "
-                     f"/ {row['index_mb']:.1f} MB")
-        lines.append(f"{'  second run (reads the index); its peak memory':<52}{row['second_run_s']:>10.2f} s  "
-                     f"/ {row['second_run_peak_rss_mb']:.0f} MB")
-    lines.append(f"{'this process, peak memory':<52}{result['peak_rss_mb']:>10.0f} MB")
-    return "\n".join(lines)
-
-
 # -----------------------------------------------------------------------------
 # rendering
 
@@ -2510,7 +2462,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=("naive", "resolved", "both"), default="both",
                      help="which answers to print for your questions")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
-    run.add_argument("--bench", action="store_true", help="measure load, per-stage and scaling times")
+    run.add_argument("--bench", action="store_true", help="measure load, per-stage and scaling times (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
                      help="also run plumbing tests on tiny models built locally (needs torch)")
@@ -2641,7 +2593,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         asked = (args.query or []) + (read_queries(args.queries) if args.queries else [])
     if args.bench:
         result = run_bench(args)
-        print(json.dumps(result, indent=2) if args.json else render_bench(result))
+        print(json.dumps(result, indent=2))
         return 0
     embedder, detector, reader = models(args)
     if args.eval:
@@ -3044,7 +2996,7 @@ class TestInput(CLITestCase):
             "bad_time": ('{"doc_id": "a", "text": "x", "timestamp": "last Tuesday"}\n', "unparseable timestamp"),
             "empty_text": ('{"doc_id": "a", "text": "  \\n "}\n', "has empty text"),
             "latin1": (good.encode() + b'{"doc_id": "b", "text": "caf\xe9"}\n', ":2: not UTF-8"),
-            "array_item": ('[\n  {"doc_id": "a", "text": "x"},\n  {"doc_id": "b"}\n]', ":3: missing field 'text'"),
+            "array_item": ('[\n  {"doc_id": "a", "text": "x"},\n  {"doc_id": "b"}\n]', "item 2: missing field 'text'"),
         }
         for name, (content, message) in cases.items():
             path = self.file(name + ".jsonl", content)
