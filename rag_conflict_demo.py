@@ -544,7 +544,8 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     holding = 0
     for sentences in sources:
         found = {unit_class(v.key[0]) for s in sentences for v in s.values if v.kind == "number"
-                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
+                 and (question.asks == "number" or v.label != "CARDINAL")   # a bare count tells no kind:
+                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)   # pages are full of them
                  and not off_question(v, s, question)}
         holding += bool(found)
         for k in found:
@@ -1215,7 +1216,9 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     signals.update(t.lower_ for t in doc if t.lower_ in CHANGE_ADVERBS and t.dep_ == "advmod"   # not 'book now'
                    and any(c.dep_ in SUBJECTS for c in t.head.children))
     signals.update(p for p in REVISION_PHRASES if p in lowered)
-    years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text))
+    years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text) if not any(   # not 'up from 9M in 2022'
+        a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
+        .root.ancestors))
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years)
 
 
@@ -1395,8 +1398,12 @@ def _hedged(doc: Any, start: int) -> bool:
 def former(token: Token) -> bool:
     """What a change leaves behind: 'from' after a verb or 'up' ('rose from $9M'); not 'requests from 100 users'."""
     prep = next((a for a in itertools.islice(token.ancestors, 2) if a.dep_ == "prep"), None)
-    return prep is not None and prep.lower_ == "from" and (prep.head.pos_ in ("VERB", "AUX", "ADV")
-                                                          or prep.head.lower_ in ("up", "down"))
+    return prep is not None and _from_a_change(prep)
+
+
+def _from_a_change(prep: Token) -> bool:
+    """'from' after a verb or 'up'/'down': what follows is what a change left behind, its figure and its year."""
+    return prep.lower_ == "from" and (prep.head.pos_ in ("VERB", "AUX", "ADV") or prep.head.lower_ in ("up", "down"))
 
 
 def date_values(ent: Span) -> list[Value]:
@@ -2610,6 +2617,8 @@ READINGS = (
     ("What is the rate limit for the standard tier?", "The standard tier allows 100 requests per minute.",
      "100 requests per minute", ("request/minute", 100.0)),
     ("What was the revenue in 2023?", "In 2022, revenue was $3.1M.", "", None),   # another year
+    ("How much water was supplied in 2023?", "Supply reached 48.2 billion litres, up from 46.9 billion litres in 2022.",
+     "48.2 billion litres", ("litre", 48.2e9)),                                   # the year of what a change left
     ("How much is boiler cover if I pay annually?", "Cover costs £14.50 a month or £162 a year.", "£162 a year",
      ("£/year", 162.0)),                                                            # another payment period
     ("What time does the ward close?", "The ward closes at 9:30 pm.", "9:30 pm", ("clock", 1290.0)),
@@ -2709,6 +2718,8 @@ class TestDetector(unittest.TestCase):
                                   "How much is cover?"), [])          # a rate per month, another per year
         texts = ["The Basic plan costs $10 per month.", "The Premium plan costs $30 per month."]
         self.assertEqual(verdicts(texts, "How much does a plan cost?"), [])   # two kinds of one thing
+        texts = ["Davis played 11 games in his first season.", "Davis kicked 9 goals for the Eagles."]
+        self.assertEqual(verdicts(texts, "What sport does Davis play?"), [])   # bare counts: no figure asked
 
     def test_a_revision_word_on_one_side_is_a_signal(self) -> None:
         texts = ["Employees work from the office on Mondays.", "Employees no longer work from the office on Mondays."]
