@@ -81,6 +81,7 @@ HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
 SIGNAL_TOPIC_THRESHOLD = 0.65    # ... for a revision word on one side only, which states no answer of its own
+RESTATED_TOLERANCE = 0.1        # a figure of a subject named otherwise this near another source's answer restates it
 MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surfaced, not decided by date
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
@@ -258,6 +259,7 @@ class Reading:
     asked: int = 0                  # ... of how many
     mentions: tuple[Value, ...] = ()   # every value of the kind asked in its answering sentences
     relevance: float = 0.0          # cosine of the answering sentence to the question (0 without vectors)
+    aside: tuple[Value, ...] = ()   # figures asked of a subject named otherwise ('footfall', asked visitors)
 
     @property
     def answer(self) -> str:
@@ -476,7 +478,7 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     return [i for _, i in sorted(scored)[:n]]
 
 
-def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
+def values_asked(sentence: Sentence, question: Question, subjects: bool = True) -> tuple[Value, ...]:
     """The sentence's values of the kind asked, but restatements and other subjects; the most named first."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
@@ -493,7 +495,7 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if v.kind in ("number", "state") and off_question(v, sentence, question):
+        if v.kind in ("number", "state") and off_question(v, sentence, question, subjects):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach)))
@@ -566,11 +568,11 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
 
-def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
+def off_question(v: Value, sentence: Sentence, question: Question, subjects: bool = True) -> bool:
     """A figure or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and (
+    if subjects and v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
@@ -597,7 +599,9 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                    text[s.start:s.end], len(question.words),
                    tuple(w for i in best for v in parsed[i].values if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else v)),
-                   float(cosines[chosen]) if cosines is not None else 0.0)
+                   float(cosines[chosen]) if cosines is not None else 0.0,
+                   tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
+                         if v.kind == "number"))
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -668,6 +672,15 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
     return None
 
 
+def restated(r: Reading, answers: Iterable[Value]) -> Reading:
+    """A source whose figure names its subject otherwise answers after all when the figure lies within
+    RESTATED_TOLERANCE of another source's answer: a correction of that figure, not a figure of another thing."""
+    gaps = [(abs(v.key[1] - a.key[1]) / max(abs(a.key[1]), abs(v.key[1]), 1e-9), n) for n, v in enumerate(r.aside)
+            for a in answers if comparable(v, a)]
+    gap, n = min(gaps, default=(1.0, 0))             # the nearest: an equal figure agrees, a near one is revised
+    return replace(r, values=(r.aside[n],)) if gap <= RESTATED_TOLERANCE else r
+
+
 def signal_claim(r: Reading) -> str:
     """What a side of a signal verdict says: its revision words, else its answer or answering sentence."""
     return ", ".join(sorted(r.signals)) or _shorten(r.answer or r.sentence, 80)
@@ -729,6 +742,8 @@ class ConflictDetector:
         """The pairs of contexts whose answers to query disagree."""
         question = self.question(query, [c.document.text for c in contexts])
         readings = [self.reading(c.document, question) for c in contexts]
+        answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
+        readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Two sources whose answering sentences are near the question in meaning are on its topic even when the
         # pages as wholes are less alike (a press release and an annual review giving one year's visitors).
@@ -2714,6 +2729,11 @@ class TestDetector(unittest.TestCase):
         self.assertEqual(verdicts(texts, "How much does a plan cost?"), [])   # two kinds of one thing
         texts = ["Davis played 11 games in his first season.", "Davis kicked 9 goals for the Eagles."]
         self.assertEqual(verdicts(texts, "What sport does Davis play?"), [])   # bare counts: no figure asked
+        texts = ["The museum welcomed 1,284,000 visitors in 2023.", "Audited footfall for 2023 came to 1,246,500.",
+                 "CDs can be borrowed for 2 weeks.", "Each DVD goes out for one week."]   # a correction, a sibling
+        self.assertEqual(verdicts(texts[:2], "How many visitors did the museum have in 2023?"),
+                         [("d0", "d1", "numerical")])
+        self.assertEqual(verdicts(texts[2:], "How long can I borrow a DVD?"), [])
 
     def test_a_revision_word_on_one_side_is_a_signal(self) -> None:
         texts = ["Employees work from the office on Mondays.", "Employees no longer work from the office on Mondays."]
