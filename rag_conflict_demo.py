@@ -271,7 +271,7 @@ class Reading:
         def said(values: tuple[Value, ...]) -> tuple[Any, ...]:
             return tuple((v.kind, v.key, v.text, v.hedged, v.about) for v in values)
         return (said(self.values), said(self.states), said(self.mentions), self.signals, self.overlap > 0,
-                self.overlap * 2 >= self.asked)
+                self.overlap * 2 >= self.asked, bool(self.aside))
 
 
 class ConflictPair(NamedTuple):
@@ -666,7 +666,8 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
         if opposed and not any(agree(x, y) for y in opposed) and not any(
                 agree(z, y) for z in a.states for y in opposed if z is not x):
             return "state", f"opposite states: {x.text} vs {opposed[0].text}", (x.text,), (opposed[0].text,)
-    if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0:
+    if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and not any(
+            r.aside and not r.values for r in (a, b)):   # a figure of another thing ('the monthly pass') is no claim
         said = [signal_claim(r) for r in (a, b)]
         return "signal", f"a revision word on one side only: {said[0]} vs {said[1]}", (said[0],), (said[1],)
     return None
@@ -2745,6 +2746,10 @@ class TestDetector(unittest.TestCase):
                  " in the black bin."]   # 'now' said of a change, not of a call to act
         self.assertEqual(verdicts(bins, "Which bin do pizza boxes go in?"), [("d0", "d1", "signal"),
                                                                                ("d1", "d2", "signal")])
+        fares = ["A single ride costs $2.50.", "A single ride now costs $3.00, up from $2.50.",
+                 "The monthly pass costs $15 and includes unlimited rides."]   # a price of another thing: no claim
+        stamps = ("2024-03-01", "2025-01-15", "2024-06-10")
+        self.assertEqual(verdicts(fares, "How much does a single ride cost?", stamps), [("d0", "d1", "numerical")])
 
     def test_the_topic_gate_and_the_panel_answers(self) -> None:
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
