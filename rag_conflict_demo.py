@@ -546,9 +546,9 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     holding = 0
     for sentences in sources:
         found = {unit_class(v.key[0]) for s in sentences for v in s.values if v.kind == "number"
-                 and (question.asks == "number" or v.label != "CARDINAL")   # a bare count tells no kind:
-                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)   # pages are full of them
-                 and not off_question(v, s, question)}
+                 and (question.asks == "number" or v.label != "CARDINAL" or unit_class(v.key[0]) != "count")
+                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)   # a bare count tells
+                 and not off_question(v, s, question)}   # no kind: pages are full of them ('11 games', '[9]')
         holding += bool(found)
         for k in found:
             kinds[k] = kinds.get(k, 0) + 1
