@@ -547,8 +547,8 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     for sentences in sources:
         found = {unit_class(v.key[0]) for s in sentences for v in s.values if v.kind == "number"
                  and (question.asks == "number" or v.label != "CARDINAL" or unit_class(v.key[0]) != "count")
-                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)   # a bare count tells
-                 and not off_question(v, s, question)}   # no kind: pages are full of them ('11 games', '[9]')
+                 and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
+                 and not off_question(v, s, question)}   # a bare count tells no kind: pages are full of them ('[9]')
         holding += bool(found)
         for k in found:
             kinds[k] = kinds.get(k, 0) + 1
@@ -592,16 +592,16 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
     parsed = parser.sentences(text, best)
     chosen = next((i for i in best if values_asked(parsed[i], question)), best[0])
     s = parsed[chosen]
-    kind = ASKED_KINDS.get(question.asks)
+    kind, values = ASKED_KINDS.get(question.asks), values_asked(s, question)
     states = tuple(w for i in best for v in parsed[i].values if v.kind == "state" and (w := stance(v, question)))
-    return Reading(doc_id, s.start, s.end, values_asked(s, question), states,
+    aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
+                                    if v.kind == "number")   # read only where the source answers nothing else
+    return Reading(doc_id, s.start, s.end, values, states,
                    frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
                    text[s.start:s.end], len(question.words),
                    tuple(w for i in best for v in parsed[i].values if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else v)),
-                   float(cosines[chosen]) if cosines is not None else 0.0,
-                   tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
-                         if v.kind == "number"))
+                   float(cosines[chosen]) if cosines is not None else 0.0, aside)
 
 
 def comparable(x: Value, y: Value) -> bool:
