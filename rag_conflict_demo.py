@@ -44,6 +44,7 @@ if __name__ == "__main__":
 import argparse  # the imports below take a moment: the handler above makes a Ctrl-C during them quiet
 import contextlib
 import ctypes
+import difflib
 import functools
 import hashlib
 import itertools
@@ -87,7 +88,8 @@ ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, th
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
 SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
-EVIDENCE_SOURCES = 10            # the retrieved sources whose answering sentences tell the kind of figure asked
+EVIDENCE_SOURCES = 10            # the retrieved sources whose sentences tell the kind of figure asked, and whose
+                                 # names tell a sibling of the thing asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
@@ -243,6 +245,7 @@ class Question:
     end: bool = False               # asks when a span of hours ends ('What time do visiting hours end?')
     period: str = ""                # the payment period it names: 'if I pay annually' -> 'year'
     near: frozenset[str] | None = None   # subjects of its sources' sentences near it in meaning (None: not known)
+    names: frozenset[str] = frozenset()   # its proper nouns' words: 'Edinburgh Haymarket' -> edinburgh, haymarket
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,7 @@ class ConflictReport:
     pairs: tuple[ConflictPair, ...]
     pairs_examined: int             # pairs above the topic gate that were checked
     answers: dict[str, str] = field(default_factory=dict, compare=False, hash=False)   # doc_id -> its answer
+    siblings: frozenset[str] = frozenset()   # doc_ids of pages about another thing of the kind named: set aside
 
 
 @dataclass(frozen=True)
@@ -682,6 +686,31 @@ def restated(r: Reading, answers: Iterable[Value]) -> Reading:
     return replace(r, values=(r.aside[n],)) if gap <= RESTATED_TOLERANCE else r
 
 
+def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Callable[[list[str]], list[str]]
+                    ) -> bool:
+    """Two page names alike but that one holds the question's name where the other holds another ('Ticket prices -
+    Riverside', '... - Kingsgate', asked of Riverside): the other page is of another thing of that kind."""
+    unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
+    if not unsaid or len(set(asked) & set(other)) * 2 < min(len(set(asked)), len(set(other))):
+        return False                                   # named alike: half the shorter name shared
+    ops = difflib.SequenceMatcher(None, asked, other, autojunk=False).get_opcodes()
+    return any(op == "replace" and unsaid <= set(asked[i1:i2]) <= question.names and j2 - j1 <= i2 - i1
+               and question.words.isdisjoint(stem(other[j1:j2])) for op, i1, i2, j1, j2 in ops)   # a name for a name
+
+
+def siblings_of_the_asked(docs: Sequence[Document], question: Question, stem: Callable[[list[str]], list[str]]
+                          ) -> set[str]:
+    """Pages named (by title, or a heading line above the text) as a page of the thing asked is, another name in its
+    place: about a sibling of that thing (another site, product, model), they answer nothing of it."""
+    if not question.names or question.asks in ("name", "person", "agent", "place", "thing"):
+        return set()                                   # who, where or which: another named thing may be the answer
+    named = [[name_tokens(d.title)] + ([name_tokens(head)] if rest.strip() else [])
+             for d in docs for head, _, rest in [d.text.strip().partition("\n")]]
+    asked = [n for n in named if any(question.names & set(x) for x in n)]
+    return {d.doc_id for d, n in zip(docs, named)
+            if any(named_otherwise(x, y, question, stem) for a in asked for x, y in zip(a, n))}
+
+
 def signal_claim(r: Reading) -> str:
     """What a side of a signal verdict says: its revision words, else its answer or answering sentence."""
     return ", ".join(sorted(r.signals)) or _shorten(r.answer or r.sentence, 80)
@@ -756,7 +785,8 @@ class ConflictDetector:
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
         ids = np.array([content.setdefault((r.content, r.sentence if self.checks_every_pair else ""), len(content))
                         for r in readings], dtype=np.int64)
-        telling = np.array([r.start >= 0 for r in readings], dtype=bool)   # a source that answers nothing
+        siblings = siblings_of_the_asked([c.document for c in contexts[:EVIDENCE_SOURCES]], question, self.parser.stem)
+        telling = np.array([r.start >= 0 and r.doc_id not in siblings for r in readings], dtype=bool)   # answers
         keep = (ids[rows] != ids[cols]) & telling[rows] & telling[cols]
         rows, cols = rows[keep], cols[keep]
         _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
@@ -779,7 +809,7 @@ class ConflictDetector:
             pairs.append(pair)
         answers = {c.document.doc_id: r.answer or ", ".join(v.text for v in r.states)
                    for c, r in zip(contexts, readings)}
-        return ConflictReport(bool(pairs), tuple(pairs), examined, answers)
+        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings))
 
     def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """compare_readings, kept per pair of contents: a query asked again reuses it."""
@@ -904,11 +934,12 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
 
 
 def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
-    """Cluster-aware recency: in each conflict cluster the stale side of every dated contradiction goes."""
+    """Cluster-aware recency: in each conflict cluster the stale side of every dated contradiction goes; pages about
+    a sibling of the thing asked are set aside."""
     by_id = {c.document.doc_id: c for c in contexts}
     clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs)
                      for members in conflict_clusters(list(by_id), report.pairs))
-    discarded = {d for c in clusters for d in c.discarded}
+    discarded = {d for c in clusters for d in c.discarded} | report.siblings
     return Resolution(tuple(c for c in contexts if c.document.doc_id not in discarded), clusters)
 
 
@@ -1327,9 +1358,13 @@ def places_joined(doc: Any) -> list[Span]:
 
 def name_words(text: str) -> frozenset[str]:
     """A name's words to compare: lower case, no accents, possessive or title ("Dr. Zoltán Korda's": zoltan, korda)."""
+    return frozenset(w for w in name_tokens(text) if w not in TITLES)
+
+
+def name_tokens(text: str) -> list[str]:
+    """A name's or a title's words in order: lower case, no accents or possessive."""
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    plain = re.sub(r"['’]s\b|(?<=\b[a-z])\.(?=[a-z]\b)", "", plain)   # 'U.S.' is 'US'
-    return frozenset(w for w in re.findall(r"[a-z0-9]+", plain) if w not in TITLES)
+    return re.findall(r"[a-z0-9]+", re.sub(r"['’]s\b|(?<=\b[a-z])\.(?=[a-z]\b)", "", plain))   # 'U.S.' is 'US'
 
 
 def parse_figure(text: str) -> tuple[float, float] | None:
@@ -1548,9 +1583,11 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
                    and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_KINDS)   # 'How much water' asks no kind of water
+    names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
+                      for w in name_words(t.text))   # 'the Vireo 300': vireo, 300
     return Question(doc.text, asks, parser.words(content), forms,
                     frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state,
-                    unit, ends, period)
+                    unit, ends, period, names=names)
 
 
 # -----------------------------------------------------------------------------
@@ -2349,7 +2386,7 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     lines.append(f"{p.label}Sources retrieved:{p.reset}")
     for c in r.sources:
         d, status = c.document, source_status(r, c.document.doc_id)
-        mark = "  (discarded)" if status == "discarded" else ""
+        mark = {"kept": "", "set aside": "  (set aside: named as another of its kind)"}.get(status, f"  ({status})")
         lines.append(f"  [{c.score:.3f}] {_shorten(d.title, 60)} ({d.timestamp or 'undated'}){mark}")
     if r.report.pairs:
         lines.append(f"{p.label}Conflict pairs:{p.reset}")
@@ -2366,7 +2403,9 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
 
 
 def source_status(r: RAGResponse, doc_id: str) -> str:
-    """kept (read) or discarded (a newer source contradicts it)."""
+    """kept (read), discarded (a newer source contradicts it) or set aside (about another thing of the kind asked)."""
+    if r.mode == "resolved" and doc_id in r.report.siblings:
+        return "set aside"
     return "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept"
 
 
@@ -2647,6 +2686,16 @@ class TestDetector(unittest.TestCase):
         for r in examples("flagged"):
             self.assertEqual(verdicts(r["texts"], r["ask"], r.get("dates", ())), [tuple(p) for p in r["pairs"]], r)
 
+    def test_a_page_named_as_another_of_the_kind_asked_is_set_aside(self) -> None:
+        contexts = [RetrievedContext(Document(i, f"Ticket prices - {name}", f"A child ticket costs {price}."), 0.5)
+                    for i, name, price in (("r", "Riverside", "£7.25"), ("k", "Kingsgate", "£7.50"))]
+        detector = ConflictDetector(shared_parser(), 0.0)
+        report = detector.detect(contexts, same_topic(2), "How much is a child ticket at Riverside?")
+        self.assertEqual((report.pairs, report.siblings), ((), {"k"}))
+        self.assertEqual([c.document.doc_id for c in resolve(contexts, report).kept], ["r"])
+        report = detector.detect(contexts, same_topic(2), "How much is a child ticket?")   # asked of neither
+        self.assertEqual(([p.kind for p in report.pairs], report.siblings), (["numerical"], set()))
+
     def test_the_topic_gate_and_the_panel_answers(self) -> None:
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
                     (("a", "The limit is 100 requests per minute."), ("b", "The limit is 500 requests per minute."))]
@@ -2772,7 +2821,7 @@ class TestPipeline(unittest.TestCase):
             once = resolve(contexts, report)
             ids = [c.document.doc_id for c in contexts]
             kept = [c.document.doc_id for c in once.kept]
-            discarded = [d for c in once.clusters for d in c.discarded]
+            discarded = [d for c in once.clusters for d in c.discarded] + list(report.siblings)
             self.assertEqual(sorted(kept + discarded), sorted(ids))
             again = rag.detector.detect(list(once.kept), embeddings[[ids.index(k) for k in kept]], query)
             self.assertEqual([c.document.doc_id for c in resolve(once.kept, again).kept], kept)
