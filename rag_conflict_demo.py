@@ -125,8 +125,10 @@ STATE_OPPOSITES = (
     ("open", "open opened operate operating running resume", "closed close shut suspended suspend cancelled canceled"),
     ("remote", "remote remotely", "in-office on-site onsite in-person"),
     ("alive", "alive living", "dead deceased died"),
+    ("charged", "charge charged chargeable fee payable pay", "free waive waived"),   # a price, too: it is charged
 )
 PERMISSION_GROUPS = frozenset({"allowed", "available", "open"})   # a yes/no question's stance: may one have it?
+EXCLUSIVE = frozenset({"only", "exclusively", "solely"})   # 'available only on Enterprise': not on the others
 MODALS = frozenset({"can", "may"})   # permission only where a yes/no question asks it ('you can return items')
 # Words that say an earlier statement no longer holds: the article's contradiction signals.
 REVISION_WORDS = frozenset(   # not trend verbs ('sales increased'): they tell of a change, not of a correction
@@ -487,6 +489,7 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
+        v = priced(v, question) if kind == "state" else v
         if v.kind != kind or (labels and v.label not in labels):
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
@@ -519,15 +522,28 @@ def stance(v: Value, question: Question) -> Value | None:
         return None                                    # 'can' answers 'Can employees work ...?' only of working,
                                                        # 'Are pets allowed ...?' of any verb
     if not question.polar:
-        return v
+        return None if v.key[0] == "charged" else v   # a charge word is read as a yes/no answer only
     if question.words.isdisjoint(v.clause):
         return None                                    # a state of something the question does not name
     group, side = v.key
     asked_group, asked_side = question.state or ("allowed", 0)
+    only = {m for head, m in v.about if head == "only"}
+    if only & question.forms and asked_group == "required":
+        return replace(v, key=("stance", asked_side))  # 'by referral only': a referral is required
+    if only & question.forms and only - question.forms:
+        side ^= 1                                      # 'only on the Enterprise plan', asked of the Team plan
     if group != asked_group and (group == "required" or asked_group == "required" or group not in PERMISSION_GROUPS
                                  or asked_group not in PERMISSION_GROUPS):
         return None
     return replace(v, key=("stance", side ^ asked_side))
+
+
+def priced(v: Value, question: Question) -> Value:
+    """A price as the answer to 'Is there a charge for ...?': it is charged ('£4 per visit'); any other value as is."""
+    if v.kind == "number" and question.polar and question.state and question.state[0] == "charged" and \
+            unit_class(v.key[0]) == "money":
+        return replace(v, kind="state", key=("charged", int(v.key[1] == 0)), label="charged")
+    return v
 
 
 def unit_class(unit: str) -> str:
@@ -597,7 +613,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
     chosen = next((i for i in best if values_asked(parsed[i], question)), best[0])
     s = parsed[chosen]
     kind, values = ASKED_KINDS.get(question.asks), values_asked(s, question)
-    states = tuple(w for i in best for v in parsed[i].values if v.kind == "state" and (w := stance(v, question)))
+    states = tuple(w for i in best for u in parsed[i].values
+                   if (v := priced(u, question)).kind == "state" and (w := stance(v, question)))
     aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
                                     if v.kind == "number")   # read only where the source answers nothing else
     return Reading(doc_id, s.start, s.end, values, states,
@@ -1493,13 +1510,18 @@ def state_values(sent: Span) -> list[Value]:
                 {t.lower_, t.lemma_.lower()} & MODALS and t.tag_ != "MD"):
             continue                                   # attributive: names a kind ('remote work policy'); 'cans'
         scope = [t, t.head] if t.dep_ in ("acomp", "attr", "xcomp", "oprd", "auxpass", "aux") else [t]
-        denied = [w for s in scope for c in s.children if c.dep_ in SUBJECTS   # 'no GP referral is needed'
+        denied = [w for s in scope for c in s.children if c.dep_ in SUBJECTS | {"dobj"}   # 'no GP referral is needed'
                   and any(g.dep_ == "det" and g.lower_ == "no" for g in c.children) for w in c.subtree]
         negated = bool(denied) or any(   # 'not', 'no longer', 'cannot' (an auxiliary's own, not its verb's)
             c.dep_ == "neg" or (c.dep_ == "advmod" and any(g.dep_ == "neg" for g in c.children))
             for s in scope for c in s.children if t.pos_ != "AUX" or c.i <= t.i + 1)
-        words = [c for c in t.children if c.dep_ in ("neg", "aux", "auxpass") or (
-            c.dep_ == "advmod" and t.i - 2 <= c.i < t.i)] + [t] + ([doc[t.i - 2]] if hyphened else []) + denied
+        no = [c for c in t.children if c.dep_ == "det" and c.lower_ == "no"]   # 'there is no charge'
+        removed = [t.head] if t.pos_ == "NOUN" and t.dep_ in ("dobj", "nsubjpass") and _STATE_SIDE.get(
+            t.head.lemma_.lower()) == ("available", 1) else []   # 'have abolished the fee': no fee
+        negated = (negated or bool(no)) ^ bool(removed)
+        words = [c for c in t.children if c.dep_ in ("neg", "aux", "auxpass")] + [t] + denied + no + removed
+        words += [c for x in scope for c in x.children if c.dep_ == "advmod" and t.i - 2 <= c.i < t.i]   # 'are now'
+        words += [doc[t.i - 2]] if hyphened else []
         words += [g for c in words for g in c.children if g.dep_ == "neg"]
         predicate = t.head if t.pos_ == "AUX" or hyphened else t   # 'must work ...', 'a pet-free building'
         first = min(w.i for w in words)
@@ -1507,7 +1529,13 @@ def state_values(sent: Span) -> list[Value]:
         stop = next((w.i for w in doc[t.i + 1:last + 1] if (w.is_punct and w.text not in "-'’/")
                      or (w.dep_ == "cc" and w.head == predicate)), last + 1)   # '..., Tuesday to Thursday'; 'but'
         label = f"modal:{t.head.lemma_.lower()}" if t.lower_ in MODALS else side[0]   # what it permits
-        found.append(_value("state", (side[0], side[1] ^ negated), doc, first, stop, t, label, own=range(t.i, t.i + 1)))
+        value = _value("state", (side[0], side[1] ^ negated), doc, first, stop, t, label, own=range(t.i, t.i + 1))
+        near = [*doc[first:stop], *(c for x in scope for c in x.children)]   # its phrase, and its copula's words
+        only = [n for w in near if w.lower_ in EXCLUSIVE   # what it is restricted to: the noun 'only' follows, else
+                for n in ([w.head] if w.head.pos_ in ("NOUN", "PROPN") else   # the objects of its prepositions
+                          [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"])]
+        found.append(replace(value, about=value.about | {("only", g.lemma_.lower()) for n in only for g in n.subtree
+                                                         if g.pos_ in ("NOUN", "PROPN")}))
     return found
 
 
@@ -1578,7 +1606,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
-    state = next((v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0), None)
+    states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
+    state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
                    and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
@@ -2711,7 +2740,7 @@ class TestDetector(unittest.TestCase):
 class TestResolution(unittest.TestCase):
     def test_what_each_cluster_keeps(self) -> None:
         for r in examples("resolved"):
-            contexts = [RetrievedContext(Document(i, i.upper(), f"text {i}", stamp, {"kind": kind} if kind else {}), 0.5)
+            contexts = [RetrievedContext(Document(i, i.upper(), "text", stamp, {"kind": kind} if kind else {}), 0.5)
                         for i, stamp, kind in (s + [""] * (3 - len(s)) for s in r["sources"])]
             pairs = tuple(ConflictPair(a, b, "numerical", "", 0.9, tuple(said[:1]), tuple(said[1:]))
                           for a, b, *said in r["pairs"])
