@@ -179,6 +179,7 @@ NUMBER_WORDS = {w: n for n, w in enumerate(
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
               "rupee": "₹"}
+SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0, "fortnight": 14.0,
               "month": 30.44, "year": 365.25}   # in days: '45 days' and 'six weeks' compare; months are inexact
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
@@ -627,8 +628,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
 
 def comparable(x: Value, y: Value) -> bool:
     """Two values answer one thing: one kind, one unit or state group, not two kinds of one head noun."""
-    if x.kind != y.kind:
-        return False
+    if x.kind != y.kind or (x.kind == "number" and unit_class(x.key[0]) != unit_class(y.key[0])):
+        return False                                   # a price and a bare 'one' say nothing of each other
     counts = x.label == y.label == "CARDINAL" and "/" not in x.key[0] + y.key[0]   # counts of one thing are named
     if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # many ways:
             x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # '660 stores', '657 restaurants'; '25 MB per file'
@@ -1392,7 +1393,7 @@ def parse_figure(text: str) -> tuple[float, float] | None:
         after = text[m.end():].split()
         scale = MAGNITUDES.get(suffix) or (MAGNITUDES.get(after[0].lower().strip(".,")) if after else None) or 1.0
         value = float(whole.replace(",", "") + decimals)
-        return value * scale, (10.0 ** -(len(decimals) - 1) if decimals else 1.0) * scale
+        return value * scale, (10.0 ** -(len(decimals) - 1) if decimals else float(scale > 1)) * scale   # '£1': exact
     words = [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]
     if words:
         scale = next((MAGNITUDES[w] for w in re.findall(r"[a-z]+", text.lower()) if w in MAGNITUDES), 1.0)
@@ -1431,6 +1432,8 @@ def figure_value(ent: Span) -> Value | None:
             unit, end = head.lemma_.lower(), head.i + 1
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
         value, step, unit = *in_days(value, unit), "day"
+    if unit in SUBUNITS:                              # '50p' = '£0.50'
+        unit, value, step = SUBUNITS[unit][0], value * SUBUNITS[unit][1], step * SUBUNITS[unit][1]
     per = _per_unit(doc, end)
     if per and unit:
         unit, end = f"{unit}/{per[0]}", per[1]
