@@ -2466,7 +2466,8 @@ def report_record(responses: Sequence[RAGResponse]) -> dict[str, Any]:
     return {"query": resolved.query, "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "pairs_examined": resolved.report.pairs_examined, "pairs": as_json["pairs"],
             "clusters": as_json["clusters"],
-            "discarded": [d for c in resolved.clusters for d in c.discarded]}
+            "discarded": [d for c in resolved.clusters for d in c.discarded],
+            "set_aside": sorted(resolved.report.siblings) if resolved.mode == "resolved" else []}
 
 
 # -----------------------------------------------------------------------------
@@ -2950,7 +2951,8 @@ class TestOutputs(CLITestCase):
         for _ in range(2):
             self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
         lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
-        self.assertEqual((len(lines), lines[0]["discarded"], lines[0]["pairs"][0]["kind"]), (2, ["p1"], "numerical"))
+        self.assertEqual((len(lines), lines[0]["discarded"], lines[0]["pairs"][0]["kind"], lines[0]["set_aside"]),
+                         (2, ["p1"], "numerical", []))
 
     def test_undated_dispute_shows_both_answers(self) -> None:
         kb = "\n".join(json.dumps({"doc_id": i, "title": t, "text": f"The Pro plan costs {p} per month."})
