@@ -1288,11 +1288,11 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
-    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles or figures."""
+    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles, figures or signs."""
     return frozenset((t.head.lemma_.lower(), m.lemma_.lower()) for t in tokens
                      if t.dep_ in _MODIFIER_DEPS and t.pos_ in ("ADJ", "NOUN", "PROPN") and not t.tag_.startswith("VB")
                      and t.head.pos_ == "NOUN" and not t.like_num and t.ent_type_ not in _NO_KIND_LABELS
-                     for m in (t, *t.conjuncts))           # 'JSON and XML responses': both kinds
+                     and any(c.isalpha() for c in t.text) for m in (t, *t.conjuncts))   # 'JSON and XML responses': both
 
 
 def _clause(token: Token) -> Token:
