@@ -148,10 +148,10 @@ NOUN_KINDS = {
              "headquarters continent island",
     "name": "name winner champion player owner company team band party organisation organization artist "
             "album song film movie book novel title brand manufacturer designer language",
-    "date": "year date day month time birthday anniversary deadline",
+    "date": "year date day month birthday anniversary deadline",
     "number": "population number amount revenue price cost fee salary limit quota rate count total size "
               "percentage percent share age height weight length distance budget income profit sales "
-              "capacity speed tax fine deductible allowance diem stipend",
+              "capacity speed tax fine deductible allowance diem stipend time",
     "state": "policy rule status requirement guidance stance",
     "version": "version release",
 }
@@ -1606,6 +1606,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         asks = NOUN_KIND.get(focus, "thing" if wh is not None or nouns else "")
     if focus in MONEY_NOUNS and not unit:
         unit = "money"
+    elif focus == "time" and not unit:
+        unit = "clock"                                    # 'What is the check-out time?': a time of day
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
