@@ -563,16 +563,18 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     """Where its words do not fix it, the kind of figure asked is the one most sources' sentences hold."""
     if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
-    kinds: dict[str, int] = {}
+    kinds: dict[str, list[int]] = {}                  # kind -> [sources holding it, of them saying it of the thing]
     holding = 0
     for sentences in sources:
-        found = {unit_class(v.key[0]) for s in sentences for v in s.values if v.kind == "number"
+        found = {v for s in sentences for v in s.values if v.kind == "number"
                  and (question.asks == "number" or v.label != "CARDINAL" or unit_class(v.key[0]) != "count")
                  and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
                  and not off_question(v, s, question)}   # a bare count tells no kind: pages are full of them ('[9]')
         holding += bool(found)
-        for k in found:
-            kinds[k] = kinds.get(k, 0) + 1
+        for k in {unit_class(v.key[0]) for v in found}:
+            said = kinds.setdefault(k, [0, 0])        # in a tie, the kind said of the thing asked ('joining deposit')
+            said[0] += 1
+            said[1] += any(v.about & question.modifiers for v in found if unit_class(v.key[0]) == k)
     if not kinds or (question.asks != "number" and (holding < 2 or holding * 2 < len(sources))):
         return question
     return replace(question, asks="number", unit=max(sorted(kinds), key=kinds.__getitem__))
