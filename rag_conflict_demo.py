@@ -490,7 +490,7 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
-        v = priced(v, question) if kind == "state" else v
+        v = priced(v, question)
         if v.kind != kind or (labels and v.label not in labels):
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
@@ -613,9 +613,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
     if not best:
         return Reading(doc_id)
     parsed = parser.sentences(text, best)
-    chosen = next((i for i in best if values_asked(parsed[i], question)), best[0])
-    s = parsed[chosen]
-    kind, values = ASKED_KINDS.get(question.asks), values_asked(s, question)
+    chosen, values = next(((i, found) for i in best if (found := values_asked(parsed[i], question))), (best[0], ()))
+    s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for u in parsed[i].values
                    if (v := priced(u, question)).kind == "state" and (w := stance(v, question)))
     aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
@@ -806,7 +805,7 @@ class ConflictDetector:
         ids = np.array([content.setdefault((r.content, r.sentence if self.checks_every_pair else ""), len(content))
                         for r in readings], dtype=np.int64)
         siblings = siblings_of_the_asked([c.document for c in contexts[:EVIDENCE_SOURCES]], question, self.parser.stem)
-        telling = np.array([r.start >= 0 and r.doc_id not in siblings for r in readings], dtype=bool)   # answers
+        telling = np.array([r.start >= 0 and r.doc_id not in siblings for r in readings], dtype=bool)   # else no pair
         keep = (ids[rows] != ids[cols]) & telling[rows] & telling[cols]
         rows, cols = rows[keep], cols[keep]
         _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
