@@ -87,7 +87,8 @@ MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surf
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
-SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question are compared
+SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question, or each
+                                 # other, are compared
 EVIDENCE_SOURCES = 10            # the retrieved sources whose sentences tell the kind of figure asked, and whose
                                  # names tell a sibling of the thing asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
@@ -102,7 +103,6 @@ READER_CANDIDATES = 12           # ... and of them it embeds the 12 that state a
 READER_TEMPERATURE = 0.1         # softmax temperature over the offline reader's candidate scores
 READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words a candidate holds
 READER_TYPE_BONUS = 0.1          # added for a candidate that states the kind of answer asked
-READER_SUPPORT_WEIGHT = 0.3      # added times the share of other passages that state the same answer
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EMBED_BATCH_SIZE = 8             # texts per forward pass: on 2 CPU cores as fast as 16 and 64, less memory
 PARSE_BATCH_SIZE = 64            # documents per spaCy batch at indexing
@@ -495,8 +495,6 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
             continue
-        if v.kind == "date" and v.key[1:] == (0, 0) and v.key[0] in question.years:
-            continue
         if v.kind in ("name", "thing") and len(v.key & question.forms) * 2 >= len(v.key):
             continue                                   # half of it the question's words: its subject restated
         if v.kind in ("name", "date") and question.words.isdisjoint(v.clause):
@@ -524,8 +522,6 @@ def stance(v: Value, question: Question) -> Value | None:
                                                        # 'Are pets allowed ...?' of any verb
     if not question.polar:
         return None if v.key[0] == "charged" else v   # a charge word is read as a yes/no answer only
-    if question.words.isdisjoint(v.clause):
-        return None                                    # a state of something the question does not name
     group, side = v.key
     asked_group, asked_side = question.state or ("allowed", 0)
     only = {m for head, m in v.about if head == "only"}
@@ -794,10 +790,15 @@ class ConflictDetector:
         answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
         readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
-        # Two sources whose answering sentences are near the question in meaning are on its topic even when the
-        # pages as wholes are less alike (a press release and an annual review giving one year's visitors).
+        # Two sources whose answering sentences are near the question in meaning, or near each other, are on its
+        # topic even when the pages as wholes are less alike (a press release and an annual review giving one year's
+        # visitors; a tariff table's row and a notice).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
+        if self.vectors is not None:                   # every answering sentence was embedded by question()
+            blank = np.zeros(embeddings.shape[1], dtype=np.float32)
+            said = np.stack([self.vectors.known.get(r.sentence, blank) if r.start >= 0 else blank for r in readings])
+            both |= said @ said.T >= SENTENCE_TOPIC_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both, 1)
         rows, cols = np.nonzero(gate)
         examined = len(rows)
@@ -813,19 +814,15 @@ class ConflictDetector:
         times = [_stamp_seconds(c.document.timestamp) for c in contexts]
         pairs = []
         for i, j, v in zip(rows.tolist(), cols.tolist(), verdict_of.reshape(-1).tolist()):
-            found = verdicts[v]
-            if found is None:
+            if (found := verdicts[v]) is None:
                 continue
-            if found[0] == "signal":                    # readings alike in content differ in their sentences
-                claims = (signal_claim(readings[i]),), (signal_claim(readings[j]),)
-                found = (*found[:2], *claims)
-            pair = ConflictPair(contexts[i].document.doc_id, contexts[j].document.doc_id, found[0], found[1],
-                                float(sims[i, j]), found[2], found[3])
-            # a revision word on one side only does not contradict a page dated after it (nan: undated, never after)
-            if found[0] == "signal" and (sims[i, j] < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(
-                    readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i)))):
-                continue
-            pairs.append(pair)
+            if found[0] == "signal":   # a revision word on one side only does not contradict a page dated after it
+                if sims[i, j] < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(   # (nan: undated, never after)
+                        readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i))):
+                    continue
+                found = (*found[:2], (signal_claim(readings[i]),), (signal_claim(readings[j]),))   # alike in content,
+            pairs.append(ConflictPair(contexts[i].document.doc_id, contexts[j].document.doc_id, *found[:2],   # not
+                                      float(sims[i, j]), *found[2:]))                              # in sentences
         answers = {c.document.doc_id: r.answer or ", ".join(v.text for v in r.states)
                    for c, r in zip(contexts, readings)}
         return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings))
@@ -974,53 +971,37 @@ _PASSAGE_RE = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")   # lines up to a blank one
 
 
 class EmbeddingReader:
-    """Offline reader: answering sentences scored by meaning, words, kind and support; returns the value."""
+    """Offline reader: answering sentences scored by meaning, words and kind; returns the value."""
 
     def __init__(self, embedder: Embedder, parser: Parser, vectors: SentenceVectors | None = None) -> None:
         self.parser = parser
         self.vectors = vectors or SentenceVectors(embedder)   # shared with the detector: each sentence encoded once
 
-    def _support(self, v: Value, others: Sequence[tuple[str, frozenset[str]]]) -> float:
-        """The share of the other passages (text, stems) stating v too: a name's words among theirs, else its text."""
-        if not others:
-            return 0.0
-        stems = frozenset(self.parser.stem(list(v.key))) if v.kind == "name" else None
-        held = sum(stems <= words if stems is not None else v.text.lower() in text.lower() for text, words in others)
-        return held / len(others)
-
     def read(self, question: str, context: str) -> Answer:
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
-        stated = [(text, frozenset().union(*(o.words for o in self.parser.outline(text)))) for _, text in passages]
         asked = self.parser.question(question)
         best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)   # by words: the
                 for _, text in passages]                                                 # candidates' meaning scores
         read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
         asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
                                                                  read, self.vectors)
-        spans, answers, values, overlap, source, names = [], [], [], [], [], []
+        found, names = [], []   # each sentence's span, its answer's span, value, question words held
         for p, (offset, text) in enumerate(passages):
             for s in read[p].values():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
-                found = values_asked(s, asked)
-                v = found[0] if found else None
+                v = next(iter(values_asked(s, asked)), None)
                 names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
-                spans.append((offset + s.start, offset + s.end))
-                answers.append((offset + v.start, offset + v.end) if v else spans[-1])
-                values.append(v)
-                overlap.append(len(asked.words & s.words))
-                source.append(p)
-        if not spans:
+                span = (offset + s.start, offset + s.end)
+                found.append((span, (offset + v.start, offset + v.end) if v else span, v, len(asked.words & s.words)))
+        if not found:
             return Answer("", 0.0)
-        keep = sorted(sorted(range(len(spans)), key=lambda n: (values[n] is None, -overlap[n]))[:READER_CANDIDATES])
-        spans, answers, values, overlap, source = ([xs[n] for n in keep] for xs in (spans, answers, values, overlap,
-                                                                                     source))   # reading order
-        support = [self._support(v, stated[:p] + stated[p + 1:]) if v else 0.0 for v, p in zip(values, source)]
+        keep = sorted(range(len(found)), key=lambda n: (found[n][2] is None, -found[n][3]))[:READER_CANDIDATES]
+        spans, answers, values, overlap = zip(*(found[n] for n in sorted(keep)))   # in reading order
         vectors = self.vectors.of([question] + [context[s:e] for s, e in spans])
         typed = np.array([v is not None for v in values])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * typed
-                  + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(asked.words))
-                  + READER_SUPPORT_WEIGHT * np.array(support))
+                  + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(asked.words)))
         probs = np.exp((scores - scores.max()) / READER_TEMPERATURE)
         probs /= probs.sum()                            # confidence: share among all candidates
         best = int(np.argmax(np.where(typed, scores, -np.inf) if typed.any() else scores))   # first of equals
@@ -1482,8 +1463,6 @@ def date_values(ent: Span) -> list[Value]:
     """A date as (year, month, day), 0 where unsaid, a range's start; a duration as a figure in days."""
     text, doc = ent.text, ent.doc
     years = [int(y) for y in _YEAR_RE.findall(text)]
-    if len(years) > 1 and re.search(r"\bor\b", text):   # alternatives, each a year: '1699 or 1701'
-        return [_value("date", (y, 0, 0), doc, ent.start, ent.end, ent.root, "DATE") for y in years]
     first = re.split(r"\s[–—-]\s|–|—|\bto\b|\buntil\b|\bthrough\b", text)[0]   # a range: its start
     month = next((_MONTHS[w] for w in re.findall(r"[a-z]+", first.lower()) if w in _MONTHS and len(w) >= 3), 0)
     if years or month:
@@ -1553,7 +1532,7 @@ def thing_values(sent: Span) -> list[Value]:
             if side.dep_ in ("nsubj", "attr") and side.pos_ in ("NOUN", "PROPN"):
                 tokens = [w for w in side.subtree if w.i <= side.i or w.dep_ in ("compound", "amod")]
                 words = frozenset(w.lemma_.lower() for w in tokens   # what kind of thing: its nouns
-                                  if w.pos_ in ("NOUN", "PROPN") and not w.is_stop and w.ent_type_ != "NORP")
+                                  if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
                 if words:
                     found.append(_value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, side))
     return found
@@ -1592,8 +1571,6 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
-            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and nxt.head.lemma_.lower() not in MONEY_NOUNS:
-                unit = ""                                 # 'how much notice': the sources tell the kind of figure
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
@@ -1899,22 +1876,26 @@ def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser, ve
 
 DOCUMENT_FIELDS = ("doc_id", "text", "title", "timestamp", "kind")   # kind "opinion": never dropped by date
 FIELD_SYNONYMS = {"date": "timestamp", "id": "doc_id"}              # common names for the same fields
+JSON_TYPES = {str: "a string", list: "an array", bool: "true or false"}
+
+
+def _checked(record: Any, where: str, required: dict[str, type], optional: Iterable[str] = ()) -> dict[str, Any]:
+    """A JSON object with the required fields, each of its type, optional ones strings or null; else InputError."""
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    for name, kind in [*required.items(), *((n, str) for n in optional)]:
+        if name in required and name not in record:
+            raise InputError(f"{where}: missing field {name!r}")
+        if (name in required or record.get(name) is not None) and not isinstance(record[name], kind):
+            raise InputError(f"{where}: field {name!r} must be {JSON_TYPES[kind]}, got {type(record[name]).__name__}")
+    return record
 
 
 def _document_from_record(record: Any, where: str, unknown: set[str]) -> Document:
     """One JSON value -> Document, or InputError naming where; other fields are kept as metadata, added to unknown."""
-    if not isinstance(record, dict):
-        raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    for synonym, name in FIELD_SYNONYMS.items():
-        if synonym in record and name not in record:
-            record = {**record, name: record[synonym]}
-            del record[synonym]
-    for name in ("doc_id", "text"):
-        if name not in record:
-            raise InputError(f"{where}: missing field {name!r}")
-    for name in ("doc_id", "text", "title", "timestamp"):
-        if name in record and record[name] is not None and not isinstance(record[name], str):
-            raise InputError(f"{where}: field {name!r} must be a string, got {type(record[name]).__name__}")
+    if isinstance(record, dict):                       # 'date' read as the timestamp, unless both are given
+        record = {FIELD_SYNONYMS[k] if FIELD_SYNONYMS.get(k, k) not in record else k: v for k, v in record.items()}
+    _checked(record, where, {"doc_id": str, "text": str}, ("title", "timestamp"))
     doc_id, text = record["doc_id"].strip(), record["text"]
     if not doc_id:
         raise InputError(f"{where}: empty doc_id")
@@ -2082,14 +2063,8 @@ def load_cases(path: str) -> list[EvalCase]:
     """Read a CONFLICTS-style JSONL of cases; every error names file and line."""
     cases = []
     for where, record in read_json_records(path):
-        if not isinstance(record, dict):
-            raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
-        for name, kind in (("id", str), ("query", str), ("documents", list), ("expected_answers", list),
-                           ("expect_conflict", bool)):
-            if name not in record:
-                raise InputError(f"{where}: missing field {name!r}")
-            if not isinstance(record[name], kind):
-                raise InputError(f"{where}: field {name!r} must be a {kind.__name__}")
+        _checked(record, where, {"id": str, "query": str, "documents": list, "expected_answers": list,
+                                 "expect_conflict": bool})
         if not record["query"].strip() or not record["documents"]:
             raise InputError(f"{where}: case {record['id']!r} has an empty query or no documents")
         if not all(isinstance(a, str) for a in record["expected_answers"]):
@@ -2742,6 +2717,10 @@ class TestDetector(unittest.TestCase):
         self.assertEqual((report.pairs[0].claims_a, report.pairs[0].claims_b),
                          (("100 requests per minute",), ("500 requests per minute",)))
         self.assertEqual(report.answers, {"a": "100 requests per minute", "b": "500 requests per minute"})
+        contexts = [RetrievedContext(Document(i, i, f"The limit of the standard tier is {n} requests per minute per "
+                                              "API key."), 0.5) for i, n in (("a", 100), ("b", 500))]
+        alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
+        self.assertEqual(alike.detect(contexts, far, "What is the limit?").pairs_examined, 1)   # sentences alike
 
 
 class TestResolution(unittest.TestCase):
@@ -2878,26 +2857,11 @@ class TestInput(CLITestCase):
         self.assertTrue("published, source" in warnings[0] and "timestamp" in warnings[0], warnings[0])
 
     def test_bad_files_name_file_line_and_problem(self) -> None:
-        good = '{"doc_id": "a", "text": "x"}\n'
-        cases = {
-            "empty": (b"", "file is empty"),
-            "empty_array": (b"[]", "holds no documents"),
-            "invalid": (good + '{"doc_id": "b", "text": }\n', ":2: invalid JSON"),
-            "not_object": (good + '"just text"\n', ":2: expected a JSON object"),
-            "no_id": (good + '{"text": "x"}\n', ":2: missing field 'doc_id'"),
-            "no_text": ('{"doc_id": "a"}\n', ":1: missing field 'text'"),
-            "not_string": ('{"doc_id": 7, "text": "x"}\n', "field 'doc_id' must be a string"),
-            "duplicate": (good + good, ":2: duplicate doc_id 'a' (first at"),
-            "bad_time": ('{"doc_id": "a", "text": "x", "timestamp": "last Tuesday"}\n', "unparseable timestamp"),
-            "empty_text": ('{"doc_id": "a", "text": "  \\n "}\n', "has empty text"),
-            "latin1": (good.encode() + b'{"doc_id": "b", "text": "caf\xe9"}\n', ":2: not UTF-8"),
-            "array_item": ('[\n  {"doc_id": "a", "text": "x"},\n  {"doc_id": "b"}\n]', "item 2: missing field 'text'"),
-        }
-        for name, (content, message) in cases.items():
-            path = self.file(name + ".jsonl", content)
+        for r in examples("bad file"):
+            path = self.file("kb.jsonl", r["content"].encode(r.get("encoding", "utf-8")))
             code, out, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual((code, message in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
-                             (name, err))                       # the message, the file, one line, no traceback
+            self.assertEqual((code, r["error"] in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
+                             (r, err))                          # the message, the file, one line, no traceback
         for path, message in ((str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
                               (self.tmp.name, "is a directory")):
             code, _, err = self.cli("--kb", path, "--query", "q?")
@@ -3064,11 +3028,10 @@ class TestHardening(CLITestCase):
         self.assertEqual(answer.text, "500 requests per minute")
 
     def test_offline_probe_is_remembered(self) -> None:
-        with mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name}):
-            _probe_memory().parent.mkdir(parents=True)
-            _probe_memory().touch()                    # a failed probe a moment ago: no waiting, no socket
-            hub_reachable.cache_clear()
-            self.assertFalse(hub_reachable())
+        _probe_memory().parent.mkdir(parents=True)    # in the test's cache folder (setUp)
+        _probe_memory().touch()                        # a failed probe a moment ago: no waiting, no socket
+        hub_reachable.cache_clear()
+        self.assertFalse(hub_reachable())
         hub_reachable.cache_clear()
 
 
@@ -3116,13 +3079,11 @@ class TestModelPlumbing(unittest.TestCase):
         if answer.text:                                 # random weights: any span, but a real one
             self.assertEqual(context[answer.start:answer.end], answer.text)
 
-    def test_real_embedder_loads_a_local_folder(self) -> None:
-        vectors = SentenceEmbedder(str(self.st_dir)).encode(["rate limit", "remote work", "revenue"])
+    def test_pipeline_runs_on_tiny_models_from_local_folders(self) -> None:
+        embedder = SentenceEmbedder(str(self.st_dir))
+        vectors = embedder.encode(["rate limit", "remote work", "revenue"])
         self.assertEqual(vectors.shape, (3, 32))
         np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
-
-    def test_pipeline_runs_on_tiny_models(self) -> None:
-        embedder = SentenceEmbedder(str(self.st_dir))
         rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), ConflictDetector(shared_parser()),
                                TransformerReader(str(self.qa_dir)))
         for response in rag.ask(DEMO_SCENARIOS[2][1]):
