@@ -811,18 +811,19 @@ class ConflictDetector:
         rows, cols = rows[keep], cols[keep]
         _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
         verdicts = [self._verdict(readings[rows[n]], readings[cols[n]]) for n in first.tolist()]
-        times = [_stamp_seconds(c.document.timestamp) for c in contexts]
+        verdict_of = verdict_of.reshape(-1)
+        found = np.array([v is not None for v in verdicts], dtype=bool)[verdict_of]   # the pairs that disagree
+        rows, cols, verdict_of = rows[found], cols[found], verdict_of[found]
+        times, doc_ids = [_stamp_seconds(c.document.timestamp) for c in contexts], [c.document.doc_id for c in contexts]
         pairs = []
-        for i, j, v in zip(rows.tolist(), cols.tolist(), verdict_of.reshape(-1).tolist()):
-            if (found := verdicts[v]) is None:
-                continue
-            if found[0] == "signal":   # a revision word on one side only does not contradict a page dated after it
-                if sims[i, j] < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(   # (nan: undated, never after)
+        for i, j, v, sim in zip(rows.tolist(), cols.tolist(), verdict_of.tolist(), sims[rows, cols].tolist()):
+            kind, why, said_i, said_j = verdicts[v]
+            if kind == "signal":       # a revision word on one side only does not contradict a page dated after it
+                if sim < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(   # (nan: undated, never after)
                         readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i))):
                     continue
-                found = (*found[:2], (signal_claim(readings[i]),), (signal_claim(readings[j]),))   # alike in content,
-            pairs.append(ConflictPair(contexts[i].document.doc_id, contexts[j].document.doc_id, *found[:2],   # not
-                                      float(sims[i, j]), *found[2:]))                              # in sentences
+                said_i, said_j = (signal_claim(readings[i]),), (signal_claim(readings[j]),)   # each its own words
+            pairs.append(ConflictPair(doc_ids[i], doc_ids[j], kind, why, sim, said_i, said_j))
         answers = {c.document.doc_id: r.answer or ", ".join(v.text for v in r.states)
                    for c, r in zip(contexts, readings)}
         return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings))
