@@ -119,15 +119,16 @@ STATE_OPPOSITES = (
     ("required", "required require mandatory compulsory obligatory must need", "optional voluntary"),
     ("allowed", "allow allowed permit permitted legal welcome can may", "ban banned prohibit prohibited forbid "
                                                                         "forbidden illegal -free"),
-    ("available", "available supported support enabled offered include included add introduce reinstate",
+    ("available", "available supported support enabled offered add introduce reinstate",
      "unavailable unsupported discontinued deprecated disabled withdrawn withdraw abolish remove retire "
-     "decommission scrap exclude"),
+     "decommission scrap"),
+    ("included", "include included complimentary", "exclude excluded"),   # in the price: asked of a charge, free
     ("open", "open opened operate operating running resume", "closed close shut suspended suspend cancelled canceled"),
     ("remote", "remote remotely", "in-office on-site onsite in-person"),
     ("alive", "alive living", "dead deceased died"),
     ("charged", "charge charged chargeable fee payable pay", "free waive waived"),   # a price, too: it is charged
 )
-PERMISSION_GROUPS = frozenset({"allowed", "available", "open"})   # a yes/no question's stance: may one have it?
+PERMISSION_GROUPS = frozenset({"allowed", "available", "open", "included"})   # a yes/no question's stance: may one have it?
 EXCLUSIVE = frozenset({"only", "exclusively", "solely"})   # 'available only on Enterprise': not on the others
 MODALS = frozenset({"can", "may"})   # permission only where a yes/no question asks it ('you can return items')
 # Words that say an earlier statement no longer holds: the article's contradiction signals.
@@ -529,6 +530,8 @@ def stance(v: Value, question: Question) -> Value | None:
         return replace(v, key=("stance", asked_side))  # 'by referral only': a referral is required
     if only & question.forms and only - question.forms:
         side ^= 1                                      # 'only on the Enterprise plan', asked of the Team plan
+    if {group, asked_group} == {"included", "charged"}:
+        group, side = asked_group, side ^ 1            # 'pool access is included': no charge for it
     if group != asked_group and (group == "required" or asked_group == "required" or group not in PERMISSION_GROUPS
                                  or asked_group not in PERMISSION_GROUPS):
         return None
