@@ -128,7 +128,7 @@ STATE_OPPOSITES = (
     ("alive", "alive living", "dead deceased died"),
     ("charged", "charge charged chargeable fee payable pay", "free waive waived"),   # a price, too: it is charged
 )
-PERMISSION_GROUPS = frozenset({"allowed", "available", "open", "included"})   # a yes/no question's stance: may one have it?
+PERMISSION_GROUPS = frozenset({"allowed", "available", "open", "included"})   # a yes/no stance: may one have it?
 EXCLUSIVE = frozenset({"only", "exclusively", "solely"})   # 'available only on Enterprise': not on the others
 MODALS = frozenset({"can", "may"})   # permission only where a yes/no question asks it ('you can return items')
 # Words that say an earlier statement no longer holds: the article's contradiction signals.
