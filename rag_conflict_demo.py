@@ -609,6 +609,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                 cosines: np.ndarray | None = None) -> Reading:
     """What one source answers: of its sentences most on the question, the first stating the kind asked, else best."""
     best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
+    if question.polar and cosines is not None:        # a yes/no answer is said of what the question asks:
+        best = [i for i in best if cosines[i] >= SENTENCE_MIN_COSINE]   # no word shared is enough for it
     if not best:
         return Reading(doc_id)
     parsed = parser.sentences(text, best)
@@ -2680,6 +2682,12 @@ class TestLanguage(unittest.TestCase):
             said = (v.text, list(v.key[:2] if v.kind == "number" else v.key)) if v else ("", None)
             self.assertEqual(said, (r["answer"], r["as"]), r)
         self.assertEqual(reading("You can book a seat.", "What is the fare?").states, ())   # 'can' where none asks
+        asked, parser = "Is there a charge for adding an additional driver to a hire car?", shared_parser()
+        for text, said in (("Sat nav is included at no extra cost on all cars.", ()),   # a word shared, of another
+                           ("Adding an additional driver is included at no extra cost.", (("stance", 1),))):   # thing
+            cosines = SentenceVectors(HashingEmbedder()).cosines(asked, sentence_texts(text, parser.outline(text)))
+            r = read_source("x", text, parser.question(asked), parser, cosines)
+            self.assertEqual(tuple(v.key for v in r.states), said, text)
         change = reading("A ride now costs $3.00, up from $2.50.", "How much does a ride cost?")
         self.assertEqual([v.text for v in change.mentions], ["$3.00"])   # what a change leaves behind is no answer
 
