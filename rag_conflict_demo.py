@@ -2682,12 +2682,11 @@ class TestLanguage(unittest.TestCase):
             said = (v.text, list(v.key[:2] if v.kind == "number" else v.key)) if v else ("", None)
             self.assertEqual(said, (r["answer"], r["as"]), r)
         self.assertEqual(reading("You can book a seat.", "What is the fare?").states, ())   # 'can' where none asks
-        asked, parser = "Is there a charge for adding an additional driver to a hire car?", shared_parser()
+        detector = ConflictDetector(shared_parser(), vectors=SentenceVectors(HashingEmbedder()))   # read by meaning
+        asked = shared_parser().question("Is there a charge for adding an additional driver to a hire car?")
         for text, said in (("Sat nav is included at no extra cost on all cars.", ()),   # a word shared, of another
                            ("Adding an additional driver is included at no extra cost.", (("stance", 1),))):   # thing
-            cosines = SentenceVectors(HashingEmbedder()).cosines(asked, sentence_texts(text, parser.outline(text)))
-            r = read_source("x", text, parser.question(asked), parser, cosines)
-            self.assertEqual(tuple(v.key for v in r.states), said, text)
+            self.assertEqual(tuple(v.key for v in detector.reading(Document("x", "x", text), asked).states), said, text)
         change = reading("A ride now costs $3.00, up from $2.50.", "How much does a ride cost?")
         self.assertEqual([v.text for v in change.mentions], ["$3.00"])   # what a change leaves behind is no answer
 
