@@ -354,6 +354,14 @@ def _drop_oldest(cache: dict[Any, Any], limit: int) -> None:
             del cache[key]
 
 
+def _memo(cache: dict[Any, Any], key: Any, make: Callable[[], Any], limit: int = 100_000) -> Any:
+    """cache[key], made by make() when missing (the cache kept within limit)."""
+    if key not in cache:
+        cache[key] = make()
+        _drop_oldest(cache, limit)
+    return cache[key]
+
+
 def _shorten(text: str, limit: int = 400) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -376,9 +384,7 @@ def parse_timestamp(stamp: str) -> datetime | None:
     if re.fullmatch(r"\d{4}(?:-\d{2})?", stamp):
         stamp += "-01-01"[len(stamp) - 4:]           # '2023' -> '2023-01-01', '2024-03' -> '2024-03-01'
     moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def demo_knowledge_base() -> list[Document]:
@@ -438,6 +444,7 @@ class Retriever:
         order = np.lexsort((ids, -scores))[:top_k]     # last key sorts first: score, then doc_id
         contexts = [RetrievedContext(self.docs[i], float(scores[i])) for i in order]
         return contexts, self.embeddings[order]
+
 # -----------------------------------------------------------------------------
 # conflict detector: what each source answers, compared pair by pair above a topic gate
 
@@ -757,13 +764,9 @@ class ConflictDetector:
 
     def cosines(self, text: str, question: Question) -> np.ndarray | None:
         """Each sentence of text against the question, by meaning; None without sentence vectors."""
-        if self.vectors is None:
-            return None
-        key = (text, question.text)
-        if key not in self._cosines:
-            self._cosines[key] = self.vectors.cosines(question.text, sentence_texts(text, self.parser.outline(text)))
-            _drop_oldest(self._cosines, 100_000)
-        return self._cosines[key]
+        vectors = self.vectors
+        return None if vectors is None else _memo(self._cosines, (text, question.text), lambda: vectors.cosines(
+            question.text, sentence_texts(text, self.parser.outline(text))))
 
     def question(self, query: str, texts: Sequence[str]) -> Question:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
@@ -780,13 +783,8 @@ class ConflictDetector:
         return question
 
     def reading(self, doc: Document, question: Question) -> Reading:
-        key = (doc.doc_id, doc.text, question)
-        found = self._readings.get(key)
-        if found is None:
-            found = self._readings[key] = read_source(doc.doc_id, doc.text, question, self.parser,
-                                                      self.cosines(doc.text, question))
-            _drop_oldest(self._readings, 100_000)
-        return found
+        return _memo(self._readings, (doc.doc_id, doc.text, question), lambda: read_source(
+            doc.doc_id, doc.text, question, self.parser, self.cosines(doc.text, question)))
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray, query: str) -> ConflictReport:
         """The pairs of contexts whose answers to query disagree."""
@@ -836,10 +834,7 @@ class ConflictDetector:
     def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """compare_readings, kept per pair of contents: a query asked again reuses it."""
         key = (a.content, b.content) + ((a.sentence, b.sentence) if self.checks_every_pair else ())
-        if key not in self._verdicts:
-            self._verdicts[key] = self.compare(a, b)
-            _drop_oldest(self._verdicts, 100_000)
-        return self._verdicts[key]
+        return _memo(self._verdicts, key, lambda: self.compare(a, b))
 
     def compare(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """Why a and b disagree, or None. Override (and call super) to add a check."""
@@ -924,12 +919,6 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     return clusters
 
 
-def _document_time(doc: Document) -> datetime | None:
-    try:
-        return parse_timestamp(doc.timestamp)
-    except ValueError:
-        raise InputError(f"document {doc.doc_id!r} has unparseable timestamp {doc.timestamp!r}") from None
-
 
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
     """Of two dated members that contradict each other the older goes; what dates cannot decide surfaces."""
@@ -941,7 +930,9 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
             for claim in (*p.claims_a, *p.claims_b)}
     if len(said) > MAX_REVISED_ANSWERS:             # a change replaces an answer; many answers are a dispute
         return Cluster(ids, ids, (), "surface", f"{len(said)} different answers: dates tell no current one")
-    time_of = {d.doc_id: _document_time(d) for d in docs}
+    if bad := [d for d in docs if d.timestamp.strip() and math.isnan(_stamp_seconds(d.timestamp))]:
+        raise InputError(f"document {bad[0].doc_id!r} has unparseable timestamp {bad[0].timestamp!r}")
+    time_of = {d.doc_id: parse_timestamp(d.timestamp) for d in docs}
     inside = [(p.a, p.b) for p in pairs if p.a in time_of and p.b in time_of]
     stale = {older for pair in inside for older, newer in (pair, pair[::-1])
              if time_of[older] is not None and time_of[newer] is not None and time_of[older] < time_of[newer]}
@@ -1022,13 +1013,6 @@ class EmbeddingReader:
 # -----------------------------------------------------------------------------
 # pipeline
 
-def join_contexts(contexts: Sequence[RetrievedContext]) -> tuple[str, list[tuple[int, int]]]:
-    """The text handed to the reader and each document's character span in it."""
-    starts = itertools.accumulate((len(c.document.text) + 2 for c in contexts), initial=0)
-    spans = [(s, s + len(c.document.text)) for s, c in zip(starts, contexts)]
-    return "\n\n".join(c.document.text for c in contexts), spans
-
-
 class ConflictAwareRAG:
     """Retrieve, detect conflicts once, then answer naively (full context) and/or resolved."""
 
@@ -1062,11 +1046,13 @@ class ConflictAwareRAG:
 
     def _answer(self, query: str, mode: str, contexts: Sequence[RetrievedContext],
                 report: ConflictReport, resolution: Resolution) -> RAGResponse:
-        context, spans = join_contexts(resolution.kept)
+        context = "\n\n".join(c.document.text for c in resolution.kept)   # documents apart by a blank line
         answer = self.reader.read(query, context)
         text, confidence, split_answer = answer.text, answer.confidence, False
-        source = next((c.document for c, (s, e) in zip(resolution.kept, spans) if s <= answer.start < e), None)
+        ends = itertools.accumulate(len(c.document.text) + 2 for c in resolution.kept)   # each one's end, and 2
+        source = next((c.document for c, end in zip(resolution.kept, ends) if 0 <= answer.start < end), None)
         surfaced = [c for c in resolution.clusters if c.strategy == "surface"]
+        status = "NO" if not report.has_conflict else "YES" if mode == "naive" or surfaced else "RESOLVED"
         split = next((c for c in surfaced if source is not None and source.doc_id in c.kept), None)
         if split is not None:                          # each side's answer, side by side
             by_id = {c.document.doc_id: c.document for c in contexts}
@@ -1081,7 +1067,7 @@ class ConflictAwareRAG:
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 confidence, split_answer = confidence / len(said), True   # no one answer is surer than its share
-        return RAGResponse(query, mode, text, confidence, _conflict_status(mode, report, resolution),
+        return RAGResponse(query, mode, text, confidence, status,
                            _warning(mode, report, resolution, contexts), tuple(contexts), report, resolution.clusters,
                            context, split_answer)
 
@@ -1090,10 +1076,6 @@ def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
     """A title as an answer cites it: before a site's name ('Croatia and the euro - Wikipedia'), its first words."""
     parts = (re.split(r"\s+(?:[-|–—]+|::?)\s+", title.strip())[0] or title).split()
     return " ".join(parts) if len(parts) <= words else " ".join(parts[:words]) + "…"
-def _conflict_status(mode: str, report: ConflictReport, resolution: Resolution) -> str:
-    if not report.has_conflict:
-        return "NO"
-    return "YES" if mode == "naive" or any(c.strategy == "surface" for c in resolution.clusters) else "RESOLVED"
 
 
 def _warning(mode: str, report: ConflictReport, resolution: Resolution,
@@ -1207,10 +1189,7 @@ class Parser:
                                     and any(c.isalnum() for c in t.text)]))
 
     def question(self, text: str) -> Question:
-        if text not in self._questions:
-            self._questions[text] = analyse_question(self.nlp(text), self)
-            _drop_oldest(self._questions, 10_000)
-        return self._questions[text]
+        return _memo(self._questions, text, lambda: analyse_question(self.nlp(text), self), 10_000)
 
 
 def lines(sentence: Span) -> list[Span]:
@@ -1663,17 +1642,13 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "rag_conflict_demo")
 
 
-def _probe_memory() -> Path:
-    """Where a failed Hub probe is remembered: the user's cache folder."""
-    return cache_folder() / "hub-unreachable"
-
 
 @functools.cache
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
     """Whether huggingface.co answers on port 443 within timeout; a failure is remembered a day."""
     import socket
     import threading
-    memory = _probe_memory()
+    memory = cache_folder() / "hub-unreachable"
     with contextlib.suppress(OSError):                 # OSError: never probed, or the cache folder is unreadable
         if time.time() - memory.stat().st_mtime < HUB_PROBE_MEMORY_S:
             return False
@@ -1713,10 +1688,9 @@ def _safetensors_kwargs(path: str) -> dict[str, Any]:
 
 def _library_environment() -> None:
     """Before torch loads: Hugging Face's bars and notices off, no oneDNN kernel cache (25 MB)."""
-    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    for name, value in (("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0"), ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+                        ("TRANSFORMERS_VERBOSITY", "error"), ("TOKENIZERS_PARALLELISM", "false")):
+        os.environ.setdefault(name, value)
 
 
 def _load_failure(what: str, name: str, exc: Exception, hint: str) -> str:
@@ -1774,6 +1748,8 @@ class SentenceEmbedder:
         self.calls += 1
         return self.model.encode(list(texts), batch_size=EMBED_BATCH_SIZE, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
+
+
 def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np.ndarray,
               max_answer_tokens: int) -> tuple[int, int, float, float]:
     """(start, end, span probability, null probability) of one SQuAD2 window, as the transformers pipeline."""
@@ -1939,13 +1915,11 @@ def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "")
 def read_json_records(path: str) -> list[tuple[str, Any]]:
     """A JSON array or JSON Lines file -> [(where, value)], where = 'FILE:LINE' of each value."""
     try:
-        raw = Path(path).read_bytes()
+        text = (raw := Path(path).read_bytes()).decode("utf-8").removeprefix("\ufeff")
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, not a file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise InputError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
@@ -2098,13 +2072,9 @@ def answer_correct(answer: str, expected: Sequence[str]) -> bool:
 
 def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     tp = sum(r["detected"] and r["expect_conflict"] for r in rows)
-    fp = sum(r["detected"] and not r["expect_conflict"] for r in rows)
-    fn = sum(not r["detected"] and r["expect_conflict"] for r in rows)
-    precision = tp / (tp + fp) if tp + fp else None
-    recall = tp / (tp + fn) if tp + fn else None
-    f1 = (2 * precision * recall / (precision + recall)
-          if precision is not None and recall is not None and precision + recall else None)
-    return {"precision": precision, "recall": recall, "f1": f1}
+    flagged, positive = sum(r["detected"] for r in rows), sum(r["expect_conflict"] for r in rows)
+    precision, recall = (tp / flagged if flagged else None), (tp / positive if positive else None)
+    return {"precision": precision, "recall": recall, "f1": 2 * tp / (flagged + positive) if tp else None}
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -2217,15 +2187,14 @@ def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float
 
 def _bench_queries(rag: ConflictAwareRAG, repeats: int) -> dict[str, Any]:
     """Per-stage ms over the demo's queries (first ask; median of repeats) and the encoder passes detection made."""
-    stages = ("retrieve", "detect", "resolve", "read")
-    first: dict[str, list[float]] = {s: [] for s in stages}
-    again: dict[str, list[float]] = {s: [] for s in stages}
+    first: dict[str, list[float]] = {}
+    again: dict[str, list[float]] = {}
     passes = 0
     for _, query in DEMO_SCENARIOS:
         for n in range(repeats):
             rag.ask(query)
             for stage, ms in rag.timings_ms.items():
-                (first if n == 0 else again)[stage].append(ms)
+                (first if n == 0 else again).setdefault(stage, []).append(ms)
         contexts, embeddings = rag.retriever.search(query, rag.top_k)
         calls = rag.retriever.embedder.calls
         rag.detector.detect(contexts, embeddings, query)
@@ -2316,7 +2285,6 @@ def _bench_indexing(args: argparse.Namespace) -> list[dict[str, Any]]:
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
     clock = time.perf_counter()
-    _library_environment()
     _import_model_library("sentence_transformers")   # torch and transformers come with it
     result: dict[str, Any] = {"import_s": round(time.perf_counter() - clock, 3)}
     clock = time.perf_counter()
@@ -2748,13 +2716,11 @@ class TestResolution(unittest.TestCase):
             self.assertEqual(res.clusters[0].note if "note" in r else "", r.get("note", ""), r)
 
     def test_timestamps_compare_as_instants_and_bad_ones_are_errors(self) -> None:
-        self.assertEqual(parse_timestamp("2024-03-01"), parse_timestamp("2024-03-01T00:00:00Z"))
-        self.assertEqual(parse_timestamp("2024-03-01T12:00"), parse_timestamp("2024-03-01T12:00:00+00:00"))
+        for a, b in (("2024-03-01", "2024-03-01T00:00:00Z"), ("2024-03-01T12:00", "2024-03-01T12:00:00+00:00"),
+                     ("2023", "2023-01-01"), ("2024-03", "2024-03-01")):   # reduced precision: from its first day
+            self.assertEqual(parse_timestamp(a), parse_timestamp(b), a)
         for stamp in ("March 1st", "2024-3", "24-03-01", "2024/03/01"):
-            with self.assertRaises(ValueError):
-                parse_timestamp(stamp)
-        self.assertEqual(parse_timestamp("2023"), parse_timestamp("2023-01-01"))   # reduced precision: a year,
-        self.assertEqual(parse_timestamp("2024-03"), parse_timestamp("2024-03-01"))   # a month, from its first day
+            self.assertRaises(ValueError, parse_timestamp, stamp)
 
 
 class TestSpanDecoding(unittest.TestCase):
@@ -3039,8 +3005,8 @@ class TestHardening(CLITestCase):
         self.assertEqual(answer.text, "500 requests per minute")
 
     def test_offline_probe_is_remembered(self) -> None:
-        _probe_memory().parent.mkdir(parents=True)    # in the test's cache folder (setUp)
-        _probe_memory().touch()                        # a failed probe a moment ago: no waiting, no socket
+        cache_folder().mkdir(parents=True)            # the test's cache folder (setUp): a failed probe a moment
+        (cache_folder() / "hub-unreachable").touch()   # ago, so no waiting and no socket
         hub_reachable.cache_clear()
         self.assertFalse(hub_reachable())
         hub_reachable.cache_clear()
