@@ -221,6 +221,7 @@ class Value:
     reach: int = 0                  # tokens in its clause: the smaller, the nearer what it answers
     subject: frozenset[str] = frozenset()   # its clause's subject, a noun's words: 'monthly', 'pass'
     subject_text: str = ""          # ... as written: 'The monthly pass'
+    qualifier: frozenset[str] = frozenset()   # lemmas that qualify a figure alone ('£22 for children': child)
 
 
 @dataclass(frozen=True)
@@ -512,7 +513,11 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
         if v.kind in ("number", "state") and off_question(v, sentence, question, subjects):
             continue
         found.append(v)
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach)))
+    # Of several figures in a sentence, the one the question's own words qualify: 'off-peak' tells one return from
+    # another; what is asked ('return') and the names of the organisation and its products do not.
+    which = question.forms - question.names - {head for head, _ in question.modifiers}
+    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question),
+                                              -len(v.qualifier & which), v.reach)))
 
 
 def named(v: Value, question: Question) -> int:
@@ -639,10 +644,11 @@ def comparable(x: Value, y: Value) -> bool:
     """Two values answer one thing: one kind, one unit or state group, not two kinds of one head noun."""
     if x.kind != y.kind or (x.kind == "number" and unit_class(x.key[0]) != unit_class(y.key[0])):
         return False                                   # a price and a bare 'one' say nothing of each other
-    counts = x.label == y.label == "CARDINAL" and "/" not in x.key[0] + y.key[0]   # counts of one thing are named
-    if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # many ways:
-            x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # '660 stores', '657 restaurants'; '25 MB per file'
-        return False                                   # and 'up to 50 MB' compare too
+    counts = x.label == y.label == "CARDINAL" and x.key[0].partition("/")[2] == y.key[0].partition("/")[2]
+    if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # counts of a
+            x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # thing are named many ways: '660 stores', '657
+        return False                                   # restaurants', '6 passes a year', '4 visits a year';
+                                                       # '25 MB per file' and 'up to 50 MB' compare too
     if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0].partition("/")[2] != \
             y.key[0].partition("/")[2]:
         return False                                   # '$1,200 per incident', '$19.75 per rental'
@@ -1225,6 +1231,7 @@ _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*([kmbt]n?|mm|p)?(?![\w])", re.I)
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
+_MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
@@ -1243,7 +1250,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
-    values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in values]
+    values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in qualified(values, doc)]
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
     signals.update(t.lower_ for t in doc if t.lower_ in CHANGE_ADVERBS and t.dep_ == "advmod"   # not 'book now'
                    and any(c.dep_ in SUBJECTS for c in t.head.children))
@@ -1252,6 +1259,28 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
         a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
         .root.ancestors))
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years)
+
+
+def qualified(values: list[Value], doc: Any) -> list[Value]:
+    """Figures that share a sentence, each with the nouns and adjectives that qualify it alone: the phrase of the noun
+    it belongs to ('a standing charge of 53p', 'an Off-Peak Return £19.60'), then the words after it up to a comma,
+    a conjunction or the next figure's phrase ('£38 for adults and £22 for children under 16')."""
+    spans = sorted((s.start, s.end, s.root, n) for n, v in enumerate(values) if v.kind == "number"
+                   and (s := doc.char_span(v.start, v.end, alignment_mode="expand")) is not None)
+    if len(spans) < 2:
+        return values
+    phrases = []                                       # the phrase before a figure, after the figure before it
+    for (start, _, root, _), low in zip(spans, [0, *(end for _, end, _, _ in spans)]):
+        head = next((a for a in root.ancestors if a.pos_ in ("NOUN", "PROPN", "VERB", "AUX")), None)
+        own = head is not None and head.pos_ in ("NOUN", "PROPN") and head.dep_ != "ROOT" and low <= head.i < start
+        phrases.append([t for t in head.subtree if low <= t.i < start] if own else [])   # (a ROOT noun is a
+    ends = [phrase[0].i if phrase else start for phrase, (start, *_) in zip(phrases[1:], spans[1:])] + [len(doc)]
+    words = {}                                         # verb misread: 'a check-up costs £38')
+    for (_, end, _, n), phrase, upto in zip(spans, phrases, ends):
+        cut = next((t.i for t in doc[end:upto] if t.dep_ == "cc" or (t.is_punct and t.text not in "-/'’")), upto)
+        words[n] = frozenset(t.lemma_.lower() for t in [*phrase, *doc[end:max(end, cut)]]
+                             if t.pos_ in ("NOUN", "PROPN", "ADJ") or t.dep_ in ("amod", "compound"))
+    return [replace(v, qualifier=words[n]) if n in words else v for n, v in enumerate(values)]
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
@@ -1291,6 +1320,9 @@ def entity_values(ent: Span) -> list[Value]:
     label, doc = ent.label_, ent.doc
     if label in ("DATE", "TIME") and _CLOCK_RE.search(ent.text):
         return clock_values(ent)
+    after = ent.end < len(doc) and doc[ent.end].lower_ in _MERIDIEMS   # a time the recogniser took for a count
+    if label in ("CARDINAL", "QUANTITY") and (after or ent[-1].lower_ in _MERIDIEMS):   # ('11 am')
+        return clock_values(doc[ent.start:ent.end + after])
     if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME")
                                                                  and _PENCE_RE.search(ent.text)):
         found = figure_value(ent)
@@ -1421,9 +1453,10 @@ def _per_unit(doc: Any, end: int) -> tuple[str, int] | None:
     """What a figure is counted per, from the words after it: 'per minute', 'a month', '/day', 'each'."""
     rest = doc[end:end + 3]
     if len(rest) >= 2 and rest[0].lower_ in ("per", "a", "an", "/", "every") and rest[1].pos_ in ("NOUN", "PROPN"):
-        if rest[0].lower_ in ("a", "an") and rest[1].lemma_.lower() not in TIME_UNITS:
+        noun = rest[1].head if rest[1].dep_ == "compound" and rest[1].i < rest[1].head.i <= rest[1].i + 2 else rest[1]
+        if rest[0].lower_ in ("a", "an") and noun.lemma_.lower() not in TIME_UNITS:
             return None                                # 'for a day pass' is no rate; 'a month' is
-        return rest[1].lemma_.lower(), rest[1].i + 1
+        return noun.lemma_.lower(), noun.i + 1         # 'per membership year': per year
     return None
 
 
