@@ -1187,7 +1187,7 @@ class Parser:
         outline = self.outline(text)
         wanted = {i: text[outline[i].start:outline[i].end] for i in which}
         self._parse(list(wanted.values()))
-        return {i: shifted(self._parsed[t], outline[i].start) for i, t in wanted.items()}
+        return {i: headed(shifted(self._parsed[t], outline[i].start), text) for i, t in wanted.items()}
 
     def words(self, tokens: Iterable[Token]) -> frozenset[str]:
         """Stems of the tokens that carry meaning (no stop words, punctuation or spaces): 'Requests' -> 'request'."""
@@ -1213,6 +1213,20 @@ def shared_parser() -> Parser:
         return Parser()
     except ImportError as exc:
         raise ModelError(f"{exc}: pip install -r requirements.txt") from None
+
+
+def headed(sentence: Sentence, text: str) -> Sentence:
+    """A markdown table row with each figure qualified by its column's header ('Off-Peak Return' over '£20.90')."""
+    if not text.startswith("|", sentence.start):
+        return sentence
+    above = text[:sentence.start].split("\n")[:-1]    # the lines above the row's; the table's first is its header
+    rows = list(itertools.takewhile(lambda line: line.lstrip().startswith("|"), reversed(above)))[::-1]
+    if len(rows) < 2 or not re.fullmatch(r"[|:\-\s]+", rows[1]):
+        return sentence
+    heads = [frozenset(re.findall(r"[a-z]+", cell.lower())) for cell in rows[0].strip().strip("|").split("|")]
+    column = [text.count("|", sentence.start, v.start) - 1 for v in sentence.values]
+    return replace(sentence, values=tuple(replace(v, qualifier=v.qualifier | heads[n]) if v.kind == "number"
+                                          and 0 <= n < len(heads) else v for v, n in zip(sentence.values, column)))
 
 
 def shifted(sentence: Sentence, offset: int) -> Sentence:
@@ -1279,7 +1293,7 @@ def qualified(values: list[Value], doc: Any) -> list[Value]:
     for (_, end, _, n), phrase, upto in zip(spans, phrases, ends):
         cut = next((t.i for t in doc[end:upto] if t.dep_ == "cc" or (t.is_punct and t.text not in "-/'’")), upto)
         words[n] = frozenset(t.lemma_.lower() for t in [*phrase, *doc[end:max(end, cut)]]
-                             if t.pos_ in ("NOUN", "PROPN", "ADJ") or t.dep_ in ("amod", "compound"))
+                             if t.is_alpha and (t.pos_ in ("NOUN", "PROPN", "ADJ") or t.dep_ in ("amod", "compound")))
     return [replace(v, qualifier=words[n]) if n in words else v for n, v in enumerate(values)]
 
 
