@@ -1298,9 +1298,11 @@ def qualified(values: list[Value], doc: Any) -> list[Value]:
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
-    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles, figures or signs."""
+    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles, comparatives
+    ('a lower charge' is no kind of charge), figures or signs."""
     return frozenset((t.head.lemma_.lower(), m.lemma_.lower()) for t in tokens
                      if t.dep_ in _MODIFIER_DEPS and t.pos_ in ("ADJ", "NOUN", "PROPN") and not t.tag_.startswith("VB")
+                     and t.tag_ not in ("JJR", "JJS")
                      and t.head.pos_ == "NOUN" and not t.like_num and t.ent_type_ not in _NO_KIND_LABELS
                      and any(c.isalpha() for c in t.text) for m in (t, *t.conjuncts))   # 'JSON and XML responses': both
 
