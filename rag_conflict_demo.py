@@ -925,7 +925,6 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     return clusters
 
 
-
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
     """Of two dated members that contradict each other the older goes; what dates cannot decide surfaces."""
     ids = tuple(d.doc_id for d in docs)
@@ -936,19 +935,18 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
             for claim in (*p.claims_a, *p.claims_b)}
     if len(said) > MAX_REVISED_ANSWERS:             # a change replaces an answer; many answers are a dispute
         return Cluster(ids, ids, (), "surface", f"{len(said)} different answers: dates tell no current one")
-    if bad := [d for d in docs if d.timestamp.strip() and math.isnan(_stamp_seconds(d.timestamp))]:
+    time_of = {d.doc_id: _stamp_seconds(d.timestamp) for d in docs}   # nan: undated, never older or newer
+    if bad := [d for d in docs if d.timestamp.strip() and math.isnan(time_of[d.doc_id])]:
         raise InputError(f"document {bad[0].doc_id!r} has unparseable timestamp {bad[0].timestamp!r}")
-    time_of = {d.doc_id: parse_timestamp(d.timestamp) for d in docs}
     inside = [(p.a, p.b) for p in pairs if p.a in time_of and p.b in time_of]
-    stale = {older for pair in inside for older, newer in (pair, pair[::-1])
-             if time_of[older] is not None and time_of[newer] is not None and time_of[older] < time_of[newer]}
+    stale = {older for pair in inside for older, newer in (pair, pair[::-1]) if time_of[older] < time_of[newer]}
     kept, discarded = tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale)
     undecided = [(a, b) for a, b in inside if a not in stale and b not in stale]
     if undecided:
-        why = "; ".join(f"{a} vs {b} ({'undated' if None in (time_of[a], time_of[b]) else 'same date'})"
+        why = "; ".join(f"{a} vs {b} ({'undated' if math.isnan(time_of[a] + time_of[b]) else 'same date'})"
                         for a, b in undecided)
         return Cluster(ids, kept, discarded, "surface", f"dates cannot decide: {why}")
-    newest = [i for i in kept if time_of[i] == max(t for t in time_of.values() if t is not None)]
+    newest = [i for i in kept if time_of[i] == max(t for t in time_of.values() if not math.isnan(t))]
     return Cluster(ids, kept, discarded, "recency", f"newer documents contradict the rest: {', '.join(newest)}")
 
 
@@ -1689,7 +1687,6 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
 def cache_folder() -> Path:
     """This program's folder in the user's cache folder (XDG_CACHE_HOME, else ~/.cache)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "rag_conflict_demo")
-
 
 
 @functools.cache
