@@ -252,6 +252,12 @@ class Question:
     near: frozenset[str] | None = None   # subjects of its sources' sentences near it in meaning (None: not known)
     names: frozenset[str] = frozenset()   # its proper nouns' words: 'Edinburgh Haymarket' -> edinburgh, haymarket
 
+    @functools.cached_property
+    def distinct(self) -> frozenset[str]:
+        """Its words that tell one thing of a kind from another ('off-peak' in 'an off-peak return'): not what is
+        asked ('return'), nor the names of the organisation and its products."""
+        return self.forms - self.names - {head for head, _ in self.modifiers}
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -495,7 +501,8 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
 
 
 def values_asked(sentence: Sentence, question: Question, subjects: bool = True) -> tuple[Value, ...]:
-    """The sentence's values of the kind asked, but restatements and other subjects; the most named first."""
+    """The sentence's values of the kind asked, but restatements and other subjects; first the one whose unit the
+    question names most, then the one its distinct words qualify ('£22 for children', asked of a child)."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.values:
@@ -513,11 +520,8 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
         if v.kind in ("number", "state") and off_question(v, sentence, question, subjects):
             continue
         found.append(v)
-    # Of several figures in a sentence, the one the question's own words qualify: 'off-peak' tells one return from
-    # another; what is asked ('return') and the names of the organisation and its products do not.
-    which = question.forms - question.names - {head for head, _ in question.modifiers}
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question),
-                                              -len(v.qualifier & which), v.reach)))
+                                              -len(v.qualifier & question.distinct), v.reach)))
 
 
 def named(v: Value, question: Question) -> int:
