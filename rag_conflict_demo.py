@@ -28,20 +28,7 @@ is O(k^2) in the number of retrieved documents (fine for the k a reader can take
 """
 from __future__ import annotations
 
-import signal
-import sys
-
-
-def _interrupted_while_starting(signum: int, frame: object) -> None:
-    """Ctrl-C before main() runs (numpy and the rest still loading): one line and status 130, no traceback."""
-    print("rag_conflict_demo.py: interrupted", file=sys.stderr)
-    sys.exit(130)
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, _interrupted_while_starting)
-
-import argparse  # the imports below take a moment: the handler above makes a Ctrl-C during them quiet
+import argparse
 import contextlib
 import ctypes
 import difflib
@@ -53,6 +40,7 @@ import logging
 import math
 import os
 import re
+import sys
 import textwrap
 import time
 import unicodedata
@@ -2461,17 +2449,6 @@ def response_json(r: RAGResponse) -> dict[str, Any]:
     }
 
 
-def report_record(responses: Sequence[RAGResponse]) -> dict[str, Any]:
-    """One --report line: the query's ConflictReport and what resolution did with it."""
-    resolved = next((r for r in responses if r.mode == "resolved"), responses[0])
-    as_json = response_json(resolved)["conflict"]
-    return {"query": resolved.query, "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "pairs_examined": resolved.report.pairs_examined, "pairs": as_json["pairs"],
-            "clusters": as_json["clusters"],
-            "discarded": [d for c in resolved.clusters for d in c.discarded],
-            "set_aside": sorted(resolved.report.siblings) if resolved.mode == "resolved" else []}
-
-
 # -----------------------------------------------------------------------------
 # CLI
 
@@ -2518,7 +2495,7 @@ def build_parser() -> argparse.ArgumentParser:
     pipe.add_argument("--no-index-cache", action="store_true", help="index afresh; read and write no index file")
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="one JSON object on stdout instead of panels")
-    out.add_argument("--report", metavar="FILE", help="append every ConflictReport as a JSON line")
+    out.add_argument("--report", metavar="FILE", help="append each query's report (its --json run) as a JSON line")
     out.add_argument("--no-color", action="store_true", help="plain text (also: NO_COLOR=1)")
     out.add_argument("--quiet", action="store_true", help="hide INFO logs (warnings and errors stay)")
     return parser
@@ -2548,16 +2525,18 @@ def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, 
     results = []
     for title, query in titled_queries:
         responses = pipeline.ask(query, modes)
-        if report_path:
+        runs = [response_json(r) for r in responses]
+        if report_path:                                # a line a query: its last run, as --json gives it, and when
+            now = datetime.now(timezone.utc).isoformat(timespec="seconds")
             try:
                 with open(report_path, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(report_record(responses), ensure_ascii=False) + "\n")
+                    f.write(json.dumps({"query": query, "time": now, **runs[-1]}, ensure_ascii=False) + "\n")
             except OSError as exc:
                 raise InputError(f"{report_path}: cannot append report ({exc.strerror or exc})") from None
         if not as_json:
             for r in responses:
                 print(render_panel(r, title, palette), end="\n\n", flush=True)
-        results.append({"query": query, "runs": [response_json(r) for r in responses]})
+        results.append({"query": query, "runs": runs})
     return results[0] if len(results) == 1 else {"scenarios": results}
 
 
@@ -2597,8 +2576,6 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         parser.error("--kb needs --query: the question to ask of your documents")   # not the demo's three
     if not -1.0 <= args.topic_threshold <= 1.0:
         parser.error("--topic-threshold must be between -1 and 1")
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)   # from here a KeyboardInterrupt, caught below
     if args.test or args.test_models:
         return run_tests(with_models=args.test_models)
     setup_logging(args.quiet)
@@ -2679,12 +2656,13 @@ def same_topic(n: int) -> np.ndarray:
     return np.ones((n, 1), dtype=np.float32)
 
 
-def verdicts(texts: Sequence[str], query: str, stamps: Sequence[str] = ()) -> list[tuple[str, str, str]]:
-    """(a, b, kind) of every flagged pair among texts, documents d0, d1, ..."""
-    contexts = [RetrievedContext(Document(f"d{n}", f"D{n}", t, stamps[n] if stamps else ""), 0.5)
-                for n, t in enumerate(texts)]
+def verdicts(texts: Sequence[str], query: str, stamps: Sequence[str] = (), titles: Sequence[str] = ()
+             ) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(a, b, kind) of every flagged pair among texts (documents d0, d1, ...), and the documents resolution keeps."""
+    contexts = [RetrievedContext(Document(f"d{n}", titles[n] if titles else f"D{n}", t, stamps[n] if stamps else ""),
+                                 0.5) for n, t in enumerate(texts)]
     report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(len(texts)), query)
-    return [(p.a, p.b, p.kind) for p in report.pairs]
+    return [(p.a, p.b, p.kind) for p in report.pairs], [c.document.doc_id for c in resolve(contexts, report).kept]
 
 
 def examples(test: str) -> list[dict[str, Any]]:
@@ -2724,17 +2702,8 @@ class TestLanguage(unittest.TestCase):
 class TestDetector(unittest.TestCase):
     def test_the_pairs_flagged(self) -> None:
         for r in examples("flagged"):
-            self.assertEqual(verdicts(r["texts"], r["ask"], r.get("dates", ())), [tuple(p) for p in r["pairs"]], r)
-
-    def test_a_page_named_as_another_of_the_kind_asked_is_set_aside(self) -> None:
-        contexts = [RetrievedContext(Document(i, f"Ticket prices - {name}", f"A child ticket costs {price}."), 0.5)
-                    for i, name, price in (("r", "Riverside", "£7.25"), ("k", "Kingsgate", "£7.50"))]
-        detector = ConflictDetector(shared_parser(), 0.0)
-        report = detector.detect(contexts, same_topic(2), "How much is a child ticket at Riverside?")
-        self.assertEqual((report.pairs, report.siblings), ((), {"k"}))
-        self.assertEqual([c.document.doc_id for c in resolve(contexts, report).kept], ["r"])
-        report = detector.detect(contexts, same_topic(2), "How much is a child ticket?")   # asked of neither
-        self.assertEqual(([p.kind for p in report.pairs], report.siblings), (["numerical"], set()))
+            pairs, kept = verdicts(r["texts"], r["ask"], r.get("dates", ()), r.get("titles", ()))
+            self.assertEqual((pairs, kept if "kept" in r else None), ([tuple(p) for p in r["pairs"]], r.get("kept")), r)
 
     def test_the_topic_gate_and_the_panel_answers(self) -> None:
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
@@ -2945,8 +2914,10 @@ class TestOutputs(CLITestCase):
         for _ in range(2):
             self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
         lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
-        self.assertEqual((len(lines), lines[0]["discarded"], lines[0]["pairs"][0]["kind"], lines[0]["set_aside"]),
-                         (2, ["p1"], "numerical", []))
+        _, out, _ = self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--json")   # a line: that run
+        self.assertEqual([{k: v for k, v in line.items() if k not in ("query", "time")} for line in lines],
+                         [json.loads(out)["runs"][-1]] * 2)
+        self.assertEqual(lines[1]["query"], "What does the Pro plan cost?")
 
     def test_undated_dispute_shows_both_answers(self) -> None:
         kb = "\n".join(json.dumps({"doc_id": i, "title": t, "text": f"The Pro plan costs {p} per month."})
