@@ -129,6 +129,8 @@ WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "w
 HOW_KINDS = frozenset("many much old long far big tall large high often heavy soon late early".split())
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often": "interval|duration",
              "soon": "duration", "heavy": "count", "big": "count"}   # the kinds of figure that answer; sources choose
+CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
+KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
 PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
            "month": "month", "weekly": "week", "week": "week", "daily": "day", "day": "day"}   # a payment period
@@ -221,6 +223,12 @@ class Sentence:
     values: tuple[Value, ...]
     signals: frozenset[str]         # revision words and phrases ('restate', 'no longer')
     years: frozenset[int]           # years the sentence names
+    choices: tuple[Value, ...] = ()   # phrases that may name which one of a kind, offsets into the sentence alone
+
+    def said(self, question: Question) -> tuple[Value, ...]:
+        """Its values, and for a 'Which X ...?' question its choices (moved into the document only then: hot path)."""
+        return self.values + tuple(replace(v, start=v.start + self.start, end=v.end + self.start)
+                                   for v in self.choices) if question.category else self.values
 
 
 @dataclass(frozen=True)
@@ -239,6 +247,7 @@ class Question:
     period: str = ""                # the payment period it names: 'if I pay annually' -> 'year'
     near: frozenset[str] | None = None   # subjects of its sources' sentences near it in meaning (None: not known)
     names: frozenset[str] = frozenset()   # its proper nouns' words: 'Edinburgh Haymarket' -> edinburgh, haymarket
+    category: str = ""              # which one of a kind it asks: 'Which carrier ...?' -> carrier
 
     @functools.cached_property
     def distinct(self) -> frozenset[str]:
@@ -493,27 +502,41 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
     question names most, then the one its distinct words qualify ('£22 for children', asked of a child)."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
-    for v in sentence.values:
+    for v in sentence.said(question):
         v = priced(v, question)
         if v.kind != kind or (labels and v.label not in labels):
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
             continue
-        if v.kind in ("name", "thing") and len(v.key & question.forms) * 2 >= len(v.key):
+        if v.label.startswith("choice:"):
+            if (v := choice(v, question)) is None:
+                continue
+        elif v.kind in ("name", "thing") and len(v.key & question.forms) * 2 >= len(v.key):
             continue                                   # half of it the question's words: its subject restated
         if v.kind in ("name", "date") and question.words.isdisjoint(v.clause):
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if v.kind in ("number", "state") and off_question(v, sentence, question, subjects):
+        if (v.kind in ("number", "state") or v.label.startswith("choice:")) and off_question(v, sentence, question,
+                                                                                              subjects):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question),
                                               -len(v.qualifier & question.distinct), v.reach)))
 
 
+def choice(v: Value, question: Question) -> Value | None:
+    """A phrase as the answer to which one of the kind asked, told by its words but the question's; else None."""
+    if not question.category or not (v.label.endswith(":via") or v.label.split(":")[1] == question.category):
+        return None
+    return replace(v, key=v.key - question.forms) if v.key - question.forms else None
+
+
 def named(v: Value, question: Question) -> int:
-    """How much of what a value is written with the question names: its unit, its period ('a day'), a time's weekday."""
+    """How much of what a value is written with the question names: its unit, its period ('a day'), a time's weekday,
+    a phrase's head noun (the kind a 'which' question asks)."""
+    if v.kind == "thing":                              # of 'which' answers, the kind's own phrase, then 'X is a Y'
+        return 2 if v.label.partition(":")[2].partition(":")[0] == question.category != "" else int(not v.label)
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
     said = {unit, per} - {""} | {m for head, m in v.about if head == "weekday"}
     return len(said & question.forms) + bool(per and PERIODS.get(per) == question.period)
@@ -588,8 +611,9 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     """The question with its sources' figure subjects near it in meaning ('hand luggage', asked of a bag)."""
     if vectors is None:
         return question
-    said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.values
-                   if v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms)})   # to judge
+    said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.said(question)
+                   if (v.kind == "number" or v.label.startswith("choice:")) and v.subject
+                   and v.subject.isdisjoint(question.forms)})   # to judge
     near = vectors.cosines(question.text, said) >= SUBJECT_MIN_COSINE if said else np.zeros(0, dtype=bool)
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
@@ -598,7 +622,7 @@ def off_question(v: Value, sentence: Sentence, question: Question, subjects: boo
     """A figure or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if subjects and v.kind == "number" and v.subject and v.subject.isdisjoint(question.forms) and (
+    if subjects and v.kind != "state" and v.subject and v.subject.isdisjoint(question.forms) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
@@ -627,8 +651,9 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
     return Reading(doc_id, s.start, s.end, values, states,
                    frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
                    text[s.start:s.end], len(question.words),
-                   tuple(w for i in best for v in parsed[i].values if v.kind == kind
-                         and (w := stance(v, question) if kind == "state" else v)),
+                   tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
+                         and (w := stance(v, question) if kind == "state" else choice(v, question)
+                              if v.label.startswith("choice:") else v)),
                    float(cosines[chosen]) if cosines is not None else 0.0, aside)
 
 
@@ -678,7 +703,8 @@ def agree(x: Value, y: Value) -> bool:
         return x.key == y.key
     if x.kind == "name":
         return x.key <= y.key or y.key <= x.key
-    shared = sum(any(a.startswith(b) or b.startswith(a) for b in y.key) for a in x.key)   # 'footballer', 'football'
+    shared = sum(any(a == b or a.isalpha() and b.isalpha() and (a.startswith(b) or b.startswith(a)) for b in y.key)
+                 for a in x.key)                       # 'footballer', 'football'; not '1' and '10'
     return shared * 2 >= len(x.key | y.key) or shared == min(len(x.key), len(y.key))
 
 
@@ -1244,6 +1270,7 @@ _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
 _NAME_LABELS = ENTITY_KINDS["name"]
+_NOT_CHOICES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL", "GPE", "LOC"})
 
 
 def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
@@ -1262,7 +1289,8 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text) if not any(   # not 'up from 9M in 2022'
         a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
         .root.ancestors))
-    return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years)
+    return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years,
+                    tuple(replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in choice_values(doc)))
 
 
 def qualified(values: list[Value], doc: Any) -> list[Value]:
@@ -1546,6 +1574,33 @@ def state_values(sent: Span) -> list[Value]:
     return found
 
 
+def choice_values(sent: Span) -> list[Value]:
+    """Noun phrases that may name which one of a kind: the object of a verb's preposition ('carried by DPD', 'come as
+    mobile passes', 'collect payments by Direct Debit'), and any modified noun phrase ('the brown-lidded bin'); the
+    question's kind noun picks. Nearest the sentence's main verb first; none named by its owner ('your own laptop',
+    "Google's platform"), none of a count ('3 plans') or of a negated verb ('we don't take orders by phone')."""
+    found = []
+    for t in sent:
+        prep = t.head if t.dep_ == "pobj" else t.head.head if t.dep_ == "dobj" and t.head.dep_ == "pcomp" else t
+        verb = prep.head if prep.head.pos_ in ("VERB", "AUX") or prep.head.dep_ not in ("dobj", "nsubjpass") \
+            else prep.head.head                        # a verb's, or its object's: 'collect payments by Direct Debit'
+        via = prep.lower_ in CHOICE_PREPS and verb.pos_ in ("VERB", "AUX") and not any(c.dep_ == "neg"
+                                                                                      for c in verb.children)
+        if t.pos_ not in ("NOUN", "PROPN") or t.like_num or t.ent_type_ in _NOT_CHOICES or any(
+                c.dep_ == "poss" or (c.dep_ == "nummod" and c.i < t.i) for c in t.children) or not (via or any(
+                c.dep_ in ("amod", "compound", "nummod") for c in t.children)):
+            continue
+        tokens = [w for w in t.subtree if w.i <= t.i or (w.dep_ in ("compound", "nummod") and w.head == t)]
+        words = frozenset(w.lemma_.lower() for w in tokens if w.pos_ in ("NOUN", "PROPN", "ADJ", "NUM")
+                          and not w.is_stop)
+        if words:
+            value = _value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, t,
+                           f"choice:{t.lemma_.lower()}{':via' if via else ''}")
+            verb = verb if via else next((v for v in t.ancestors if v.pos_ in ("VERB", "AUX")), t)
+            found.append(replace(value, reach=sum(1 for _ in verb.ancestors)))
+    return found
+
+
 def thing_values(sent: Span) -> list[Value]:
     """Both sides of 'X is (a) Y' ('Bobby Carpenter' / 'a former American football linebacker'); the question picks."""
     found = []
@@ -1580,7 +1635,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     polar = wh is None and any(t.pos_ == "AUX" and (t.i == tokens[0].i or any(   # 'Can I ...?'; an inverted
         c.dep_ in SUBJECTS and c.i > t.i for c in (t.head if t.dep_ != "ROOT" else t).children))   # auxiliary
                                for t in tokens)                                    # 'We're on Pro: can we ...?'
-    asks, focus, unit = "", "", ""
+    asks, focus, unit, category = "", "", "", ""
     if polar:
         asks = "state"
     elif wh is not None and wh.lower_ in WH_KINDS:
@@ -1606,6 +1661,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
                     next((t for t in nouns if t.pos_ == "NOUN"), None))
         focus = noun.lemma_.lower() if noun is not None else ""
         asks = NOUN_KIND.get(focus, "thing" if wh is not None or nouns else "")
+        if asks == "thing" and wh is not None and wh.dep_ == "det":   # 'Which carrier', 'What kind of pass'
+            of = next((g for c in wh.head.children if c.lower_ == "of" for g in c.children if g.dep_ == "pobj"), None)
+            category = of.lemma_.lower() if focus in KIND_NOUNS and of is not None else focus
     if focus in MONEY_NOUNS and not unit:
         unit = "money"
     elif focus == "time" and not unit:
@@ -1623,7 +1681,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
                       for w in name_words(t.text))   # 'the Vireo 300': vireo, 300
     return Question(doc.text, asks, parser.words(content), forms,
                     frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state,
-                    unit, ends, period, names=names)
+                    unit, ends, period, names=names, category=category)
 
 
 # -----------------------------------------------------------------------------
