@@ -822,11 +822,13 @@ class ConflictDetector:
         # visitors; a tariff table's row and a notice).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
+        answers = np.array([r.relevance >= SENTENCE_MIN_COSINE and bool(r.values) and r.values[0].kind in (
+            "number", "state") for r in readings], dtype=bool)   # a figure or stance from a sentence that answers
         if self.vectors is not None:                   # every answering sentence was embedded by question()
             blank = np.zeros(embeddings.shape[1], dtype=np.float32)
             said = np.stack([self.vectors.known.get(r.sentence, blank) if r.start >= 0 else blank for r in readings])
             both |= said @ said.T >= SENTENCE_TOPIC_THRESHOLD
-        gate = np.triu((sims >= self.topic_threshold) | both, 1)
+        gate = np.triu((sims >= self.topic_threshold) | both | (answers[:, None] & answers[None, :]), 1)
         rows, cols = np.nonzero(gate)
         examined = len(rows)
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
@@ -2777,6 +2779,10 @@ class TestDetector(unittest.TestCase):
                                               "API key."), 0.5) for i, n in (("a", 100), ("b", 500))]
         alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
         self.assertEqual(alike.detect(contexts, far, "What is the limit?").pairs_examined, 1)   # sentences alike
+        contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in (   # neither alike: each answers the question
+            ("a", "The fee is £20 for members who book a class online."), ("b", "We have raised it: the fee is now £25 "
+                                                                                 "at the desk."))]
+        self.assertEqual([p.kind for p in alike.detect(contexts, far, "What is the fee?").pairs], ["numerical"])
 
 
 class TestResolution(unittest.TestCase):
