@@ -619,10 +619,10 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
 
 
 def off_question(v: Value, sentence: Sentence, question: Question, subjects: bool = True) -> bool:
-    """A figure or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
+    """A figure, choice or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if subjects and v.kind != "state" and v.subject and v.subject.isdisjoint(question.forms) and (
+    if subjects and v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
