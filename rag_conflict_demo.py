@@ -146,6 +146,9 @@ NOUN_KINDS = {
     "state": "policy rule status requirement guidance stance",
     "version": "version release",
 }
+DOERS = frozenset("customer visitor passenger resident driver patient guest user staff employee tenant traveller "
+                  "traveler rider shopper holder subscriber applicant people person everyone".split())
+# ... a subject that names only who is granted a figure ('drivers can park for 6 hours'), not what it measures
 PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is answered by a person, not a firm
     "person president director ceo cfo cto chairman chairwoman chair leader founder author singer actor actress "
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
@@ -622,7 +625,8 @@ def off_question(v: Value, sentence: Sentence, question: Question, subjects: boo
     """A figure, choice or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if subjects and v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and (
+    if subjects and v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and any(
+            w not in DOERS and w.removesuffix("s") not in DOERS for w in v.subject) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
