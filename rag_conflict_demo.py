@@ -511,7 +511,7 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
             continue
-        if v.label.startswith("choice:"):
+        if choice_head(v):
             if (v := choice(v, question)) is None:
                 continue
         elif v.kind in ("name", "thing") and len(v.key & question.forms) * 2 >= len(v.key):
@@ -520,17 +520,21 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if (v.kind in ("number", "state") or v.label.startswith("choice:")) and off_question(v, sentence, question,
-                                                                                              subjects):
+        if (v.kind in ("number", "state") or choice_head(v)) and off_question(v, sentence, question, subjects):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question),
                                               -len(v.qualifier & question.distinct), v.reach)))
 
 
+def choice_head(v: Value) -> str:
+    """The head noun of a phrase that may name which one of a kind ('bin' of 'the brown-lidded bin'); else ''."""
+    return v.label.split(":")[1] if v.label.startswith("choice:") else ""
+
+
 def choice(v: Value, question: Question) -> Value | None:
     """A phrase as the answer to which one of the kind asked, told by its words but the question's; else None."""
-    if not question.category or not (v.label.endswith(":via") or v.label.split(":")[1] == question.category):
+    if not question.category or not (v.label.endswith(":via") or choice_head(v) == question.category):
         return None
     return replace(v, key=v.key - question.forms) if v.key - question.forms else None
 
@@ -539,7 +543,7 @@ def named(v: Value, question: Question) -> int:
     """How much of what a value is written with the question names: its unit, its period ('a day'), a time's weekday,
     a phrase's head noun (the kind a 'which' question asks)."""
     if v.kind == "thing":                              # of 'which' answers, the kind's own phrase, then 'X is a Y'
-        return 2 if v.label.partition(":")[2].partition(":")[0] == question.category != "" else int(not v.label)
+        return 2 if choice_head(v) == question.category != "" else int(not v.label)
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
     said = {unit, per} - {""} | {m for head, m in v.about if head == "weekday"}
     return len(said & question.forms) + bool(per and PERIODS.get(per) == question.period)
@@ -614,9 +618,9 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     """The question with its sources' figure subjects near it in meaning ('hand luggage', asked of a bag)."""
     if vectors is None:
         return question
-    said = sorted({v.subject_text for sentences in sources for s in sentences.values() for v in s.said(question)
-                   if (v.kind == "number" or v.label.startswith("choice:")) and v.subject
-                   and v.subject.isdisjoint(question.forms)})   # to judge
+    said = sorted({v.subject_text for sentences in sources for s in sentences.values()   # to judge; no offsets needed
+                   for v in (*s.values, *(s.choices if question.category else ()))
+                   if (v.kind == "number" or choice_head(v)) and v.subject and v.subject.isdisjoint(question.forms)})
     near = vectors.cosines(question.text, said) >= SUBJECT_MIN_COSINE if said else np.zeros(0, dtype=bool)
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
@@ -657,7 +661,7 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser,
                    text[s.start:s.end], len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
-                              if v.label.startswith("choice:") else v)),
+                              if choice_head(v) else v)),
                    float(cosines[chosen]) if cosines is not None else 0.0, aside)
 
 
@@ -1287,7 +1291,8 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
-    values = [replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in qualified(values, doc)]
+    values, choices = ([replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in found]
+                       for found in (qualified(values, doc), choice_values(doc)))
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
     signals.update(t.lower_ for t in doc if t.lower_ in CHANGE_ADVERBS and t.dep_ == "advmod"   # not 'book now'
                    and any(c.dep_ in SUBJECTS for c in t.head.children))
@@ -1295,8 +1300,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text) if not any(   # not 'up from 9M in 2022'
         a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
         .root.ancestors))
-    return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years,
-                    tuple(replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in choice_values(doc)))
+    return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years, tuple(choices))
 
 
 def qualified(values: list[Value], doc: Any) -> list[Value]:
