@@ -144,7 +144,6 @@ NOUN_KINDS = {
               "percentage percent share age height weight length distance budget income profit sales "
               "capacity speed tax fine deductible allowance diem stipend time",
     "state": "policy rule status requirement guidance stance",
-    "version": "version release",
 }
 DOERS = frozenset("customer visitor passenger resident driver patient guest user staff employee tenant traveller "
                   "traveler rider shopper holder subscriber applicant people person everyone".split())
@@ -237,7 +236,7 @@ class Sentence:
 @dataclass(frozen=True)
 class Question:
     text: str
-    asks: str                       # number | date | name | person | place | state | thing | version | "" (any)
+    asks: str                       # number | date | name | person | place | state | thing | "" (any)
     words: frozenset[str]           # stems of its content words
     forms: frozenset[str] = frozenset()   # its words as written and as lemmas: a value no more than these restates it
     years: frozenset[int] = frozenset()
@@ -456,9 +455,8 @@ class Retriever:
 # conflict detector: what each source answers, compared pair by pair above a topic gate
 
 ASKED_KINDS = {"number": "number", "date": "date", "name": "name", "person": "name", "agent": "name", "place": "name",
-               "thing": "thing", "state": "state", "version": "version"}   # the question's kind -> its value's
-PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": "thing", "state": "state",
-              "version": "version"}
+               "thing": "thing", "state": "state"}   # the question's kind -> its value's
+PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": "thing", "state": "state"}
 
 
 class SentenceVectors:
@@ -641,10 +639,12 @@ def off_question(v: Value, sentence: Sentence, question: Question, subjects: boo
     return any(head in asked and question.forms.isdisjoint(mods) for head, mods in _modifiers(v.about).items())
 
 
-def read_source(doc_id: str, text: str, question: Question, parser: Parser,
-                cosines: np.ndarray | None = None) -> Reading:
-    """What one source answers: of its sentences most on the question, the first stating the kind asked, else best."""
-    best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
+def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosines: np.ndarray | None = None,
+                best: list[int] | None = None) -> Reading:
+    """What one source answers: of its sentences most on the question (best, when known), the first stating the kind
+    asked, else the first."""
+    if best is None:
+        best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
     if question.polar and cosines is not None:        # a yes/no answer is said of what the question asks:
         best = [i for i in best if cosines[i] >= SENTENCE_MIN_COSINE]   # no word shared is enough for it
     if not best:
@@ -707,7 +707,7 @@ def agree(x: Value, y: Value) -> bool:
         return abs(a - b) <= tolerance
     if x.kind == "date":
         return all(p == q for p, q in zip(x.key, y.key) if p and q)
-    if x.kind in ("state", "version"):
+    if x.kind == "state":
         return x.key == y.key
     if x.kind == "name":
         return x.key <= y.key or y.key <= x.key
@@ -785,7 +785,7 @@ class ConflictDetector:
         self.parser, self.topic_threshold, self.vectors = parser, topic_threshold, vectors
         self._readings: dict[Any, Reading] = {}
         self._verdicts: dict[Any, Any] = {}
-        self._cosines: dict[tuple[str, str], np.ndarray] = {}   # (text, question) -> each sentence's cosine
+        self._near: dict[tuple[str, str], tuple[np.ndarray | None, list[int]]] = {}   # (text, question) -> near()
 
     def prepare(self, documents: Iterable[Document], parse: bool = True) -> None:
         """Split (with parse, parse) the documents now, at indexing; with sentence vectors, encode every sentence."""
@@ -794,20 +794,22 @@ class ConflictDetector:
         if self.vectors is not None:
             self.vectors.prepare(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))
 
-    def cosines(self, text: str, question: Question) -> np.ndarray | None:
-        """Each sentence of text against the question, by meaning; None without sentence vectors."""
-        vectors = self.vectors
-        return None if vectors is None else _memo(self._cosines, (text, question.text), lambda: vectors.cosines(
-            question.text, sentence_texts(text, self.parser.outline(text))))
+    def near(self, text: str, question: Question) -> tuple[np.ndarray | None, list[int]]:
+        """Each sentence of text against the question by meaning (None without sentence vectors), and the positions
+        of the sentences that answer it (answering_sentences); made once a text and question."""
+        def make() -> tuple[np.ndarray | None, list[int]]:
+            outline = self.parser.outline(text)
+            cosines = None if self.vectors is None else self.vectors.cosines(question.text,
+                                                                             sentence_texts(text, outline))
+            return cosines, answering_sentences(outline, question, ANSWERING_SENTENCES, cosines)
+        return _memo(self._near, (text, question.text), make)
 
     def question(self, query: str, texts: Sequence[str]) -> Question:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
         question = self.parser.question(query)
         if self.vectors is not None:                   # every sentence in one batch
             self.vectors.prepare([query, *(t for x in texts for t in sentence_texts(x, self.parser.outline(x)))])
-        best = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), question,
-                                                                 ANSWERING_SENTENCES, self.cosines(text, question)))
-                for text in texts]
+        best = [self.parser.sentences(text, self.near(text, question)[1]) for text in texts]
         kind = asked_by_evidence(question, [b.values() for b in best[:EVIDENCE_SOURCES]])   # the most relevant
         question = near_subjects(kind, best, self.vectors)
         self.parser.asked[query] = question            # the reader asks for the kind these sources answer with
@@ -816,7 +818,7 @@ class ConflictDetector:
 
     def reading(self, doc: Document, question: Question) -> Reading:
         return _memo(self._readings, (doc.doc_id, doc.text, question), lambda: read_source(
-            doc.doc_id, doc.text, question, self.parser, self.cosines(doc.text, question)))
+            doc.doc_id, doc.text, question, self.parser, *self.near(doc.text, question)))
 
     def detect(self, contexts: Sequence[RetrievedContext], embeddings: np.ndarray, query: str) -> ConflictReport:
         """The pairs of contexts whose answers to query disagree."""
@@ -1168,6 +1170,7 @@ class Parser:
         self.stem = Stemmer.Stemmer("english").stemWords
         self._outlines: dict[str, tuple[Outline, ...]] = {}
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
+        self._placed: dict[tuple[str, int], Sentence] = {}   # (text, position) -> its analysis, offsets within text
         self._questions: dict[str, Question] = {}
         self.asked: dict[str, Question] = {}           # a query as the detector last read it of its sources
 
@@ -1210,10 +1213,15 @@ class Parser:
 
     def sentences(self, text: str, which: Iterable[int]) -> dict[int, Sentence]:
         """Sentences `which` of text (outline positions), parsed, with offsets into text."""
-        outline = self.outline(text)
-        wanted = {i: text[outline[i].start:outline[i].end] for i in which}
-        self._parse(list(wanted.values()))
-        return {i: headed(shifted(self._parsed[t], outline[i].start), text) for i, t in wanted.items()}
+        outline, which = self.outline(text), list(which)
+        missing = [i for i in which if (text, i) not in self._placed]
+        if missing:
+            self._parse([text[outline[i].start:outline[i].end] for i in missing])
+            for i in missing:
+                self._placed[text, i] = headed(shifted(self._parsed[text[outline[i].start:outline[i].end]],
+                                                       outline[i].start), text)
+            _drop_oldest(self._placed, 500_000)
+        return {i: self._placed[text, i] for i in which}
 
     def words(self, tokens: Iterable[Token]) -> frozenset[str]:
         """Stems of the tokens that carry meaning (no stop words, punctuation or spaces): 'Requests' -> 'request'."""
@@ -1275,7 +1283,6 @@ _MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
-_VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)+)$", re.I)
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
@@ -1290,7 +1297,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
-    values += [*state_values(doc), *thing_values(doc), *version_values(doc)]
+    values += [*state_values(doc), *thing_values(doc)]
     values, choices = ([replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in found]
                        for found in (qualified(values, doc), choice_values(doc)))
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
@@ -1624,17 +1631,6 @@ def thing_values(sent: Span) -> list[Value]:
                                   if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
                 if words:
                     found.append(_value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, side))
-    return found
-
-
-def version_values(sent: Span) -> list[Value]:
-    """Version numbers: 'v2.0', 'version 3.1.4'."""
-    found = []
-    for t in sent:
-        m = _VERSION_RE.match(t.text)
-        if m and (t.text[0] in "vV" or (t.i > 0 and t.nbor(-1).lower_ in ("version", "release", "v"))):
-            key = tuple(int(p) for p in m.group(1).split("."))
-            found.append(_value("version", key, sent.doc, t.i, t.i + 1, t))
     return found
 
 
