@@ -75,10 +75,8 @@ MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surf
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
-SENTENCE_TOPIC_THRESHOLD = 0.5   # two sources whose answering sentences are this near the question, or each
-                                 # other, are compared
-EVIDENCE_SOURCES = 10            # the retrieved sources whose sentences tell the kind of figure asked, and whose
-                                 # names tell a sibling of the thing asked
+SENTENCE_TOPIC_THRESHOLD = 0.5   # compare sources whose answering sentences are this near the question or each other
+EVIDENCE_SOURCES = 10            # sources read for the kind of figure asked and for siblings of the thing asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
 HUB_PROBE_TIMEOUT_S = 3.0        # how long `--reader auto` waits for the Hub before going offline
@@ -107,9 +105,8 @@ STATE_OPPOSITES = (
     ("required", "required require mandatory compulsory obligatory must need", "optional voluntary"),
     ("allowed", "allow allowed permit permitted legal welcome can may", "ban banned prohibit prohibited forbid "
                                                                         "forbidden illegal -free"),
-    ("available", "available supported support enabled offered add introduce reinstate",
-     "unavailable unsupported discontinued deprecated disabled withdrawn withdraw abolish remove retire "
-     "decommission scrap"),
+    ("available", "available supported support enabled offered add introduce reinstate", "unavailable unsupported "
+     "discontinued deprecated disabled withdrawn withdraw abolish remove retire decommission scrap"),
     ("included", "include included complimentary", "exclude excluded"),   # in the price: asked of a charge, free
     ("open", "open opened operate operating running resume", "closed close shut suspended suspend cancelled canceled"),
     ("remote", "remote remotely", "in-office on-site onsite in-person"),
@@ -165,10 +162,9 @@ ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nati
 LABEL_KIN = {"ORG": "PERSON", "LOC": "GPE"}   # labels spaCy's small model often swaps: a band is PERSON or ORG
 MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
               "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12, "hundred": 1e2, "dozen": 12}
-NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-                                                     "seventy": 70, "eighty": 80, "ninety": 90}
+NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                        "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
+                        "ninety".split(), [*range(21), *range(30, 100, 10)]))
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
               "rupee": "₹"}
@@ -253,8 +249,7 @@ class Question:
 
     @functools.cached_property
     def distinct(self) -> frozenset[str]:
-        """Its words that tell one thing of a kind from another ('off-peak' in 'an off-peak return'): not what is
-        asked ('return'), nor the names of the organisation and its products."""
+        """Its words that tell one thing of a kind from another ('off-peak' return), not its names or what is asked."""
         return self.forms - self.names - {head for head, _ in self.modifiers}
 
 
@@ -433,8 +428,7 @@ class Retriever:
 
     def __init__(self, docs: Sequence[Document], embedder: Embedder, embeddings: np.ndarray | None = None,
                  vectors: SentenceVectors | None = None) -> None:
-        ids = [d.doc_id for d in docs]
-        if len(set(ids)) != len(ids):
+        if len({d.doc_id for d in docs}) != len(docs):
             raise InputError("the knowledge base repeats a doc_id")
         if not docs:
             raise InputError("the knowledge base is empty")
@@ -448,8 +442,7 @@ class Retriever:
         scores = self.embeddings @ (self.vectors.of([query]) if self.vectors else self.embedder.encode([query]))[0]
         ids = np.array([d.doc_id for d in self.docs])
         order = np.lexsort((ids, -scores))[:top_k]     # last key sorts first: score, then doc_id
-        contexts = [RetrievedContext(self.docs[i], float(scores[i])) for i in order]
-        return contexts, self.embeddings[order]
+        return [RetrievedContext(self.docs[i], float(scores[i])) for i in order], self.embeddings[order]
 
 # -----------------------------------------------------------------------------
 # conflict detector: what each source answers, compared pair by pair above a topic gate
@@ -468,8 +461,7 @@ class SentenceVectors:
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Encode, in one batch, the texts not seen before."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
-        if missing:
+        if missing := [t for t in dict.fromkeys(texts) if t not in self.known]:
             self.known.update(zip(missing, self.embedder.encode(missing)))
             _drop_oldest(self.known, 500_000)
 
@@ -499,8 +491,7 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
 
 
 def values_asked(sentence: Sentence, question: Question, subjects: bool = True) -> tuple[Value, ...]:
-    """The sentence's values of the kind asked, but restatements and other subjects; first the one whose unit the
-    question names most, then the one its distinct words qualify ('£22 for children', asked of a child)."""
+    """The sentence's values of the kind asked, bar restatements and other subjects; the question's best-named first."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
     for v in sentence.said(question):
@@ -538,8 +529,7 @@ def choice(v: Value, question: Question) -> Value | None:
 
 
 def named(v: Value, question: Question) -> int:
-    """How much of what a value is written with the question names: its unit, its period ('a day'), a time's weekday,
-    a phrase's head noun (the kind a 'which' question asks)."""
+    """How much of a value's unit, period ('a day'), weekday or head noun (the 'which' kind) the question names."""
     if v.kind == "thing":                              # of 'which' answers, the kind's own phrase, then 'X is a Y'
         return 2 if choice_head(v) == question.category != "" else int(not v.label)
     unit, _, per = v.key[0].partition("/") if v.kind == "number" else ("", "", "")
@@ -551,8 +541,7 @@ def stance(v: Value, question: Question) -> Value | None:
     """A state as a yes/no question's answer, ('stance', 0) for yes; other questions keep its group."""
     if v.label.startswith("modal:") and not (question.polar and (v.label[6:] in question.forms or (
             question.state == ("allowed", 0) and question.text.split()[0].lower() not in MODALS))):
-        return None                                    # 'can' answers 'Can employees work ...?' only of working,
-                                                       # 'Are pets allowed ...?' of any verb
+        return None   # 'can' answers 'Can employees work ...?' only of working, 'Are pets allowed ...?' of any verb
     if not question.polar:
         return None if v.key[0] == "charged" else v   # a charge word is read as a yes/no answer only
     group, side = v.key
@@ -641,8 +630,7 @@ def off_question(v: Value, sentence: Sentence, question: Question, subjects: boo
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosines: np.ndarray | None = None,
                 best: list[int] | None = None) -> Reading:
-    """What one source answers: of its sentences most on the question (best, when known), the first stating the kind
-    asked, else the first."""
+    """What one source answers: of its sentences most on the question (best), the first stating the kind asked."""
     if best is None:
         best = answering_sentences(parser.outline(text), question, ANSWERING_SENTENCES, cosines)
     if question.polar and cosines is not None:        # a yes/no answer is said of what the question asks:
@@ -656,9 +644,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
                    if (v := priced(u, question)).kind == "state" and (w := stance(v, question)))
     aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
                                     if v.kind == "number")   # read only where the source answers nothing else
-    return Reading(doc_id, s.start, s.end, values, states,
-                   frozenset().union(*(parsed[i].signals for i in best)), len(question.words & s.words),
-                   text[s.start:s.end], len(question.words),
+    return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
+                   len(question.words & s.words), text[s.start:s.end], len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
@@ -672,8 +659,7 @@ def comparable(x: Value, y: Value) -> bool:
     counts = x.label == y.label == "CARDINAL" and x.key[0].partition("/")[2] == y.key[0].partition("/")[2]
     if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # counts of a
             x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # thing are named many ways: '660 stores', '657
-        return False                                   # restaurants', '6 passes a year', '4 visits a year';
-                                                       # '25 MB per file' and 'up to 50 MB' compare too
+        return False                                   # restaurants'; '25 MB per file' and 'up to 50 MB' compare too
     if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0].partition("/")[2] != \
             y.key[0].partition("/")[2]:
         return False                                   # '$1,200 per incident', '$19.75 per rental'
@@ -691,10 +677,7 @@ def comparable(x: Value, y: Value) -> bool:
 
 
 def _modifiers(about: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
-    heads: dict[str, set[str]] = {}
-    for head, mod in about:
-        heads.setdefault(head, set()).add(mod)
-    return heads
+    return {head: {m for h, m in about if h == head} for head, _ in about}
 
 
 def agree(x: Value, y: Value) -> bool:
@@ -737,8 +720,7 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
 
 
 def restated(r: Reading, answers: Iterable[Value]) -> Reading:
-    """A source whose figure names its subject otherwise answers after all when the figure lies within
-    RESTATED_TOLERANCE of another source's answer: a correction of that figure, not a figure of another thing."""
+    """A figure of a subject named otherwise answers after all within RESTATED_TOLERANCE of another's answer."""
     gaps = [(abs(v.key[1] - a.key[1]) / max(abs(a.key[1]), abs(v.key[1]), 1e-9), n) for n, v in enumerate(r.aside)
             for a in answers if comparable(v, a)]
     gap, n = min(gaps, default=(1.0, 0))             # the nearest: an equal figure agrees, a near one is revised
@@ -747,8 +729,7 @@ def restated(r: Reading, answers: Iterable[Value]) -> Reading:
 
 def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Callable[[list[str]], list[str]]
                     ) -> bool:
-    """Two page names alike but that one holds the question's name where the other holds another ('Ticket prices -
-    Riverside', '... - Kingsgate', asked of Riverside): the other page is of another thing of that kind."""
+    """Names alike but another for the question's name ('Fares - Riverside', 'Fares - Kingsgate'): a sibling's page."""
     unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
     if not unsaid or len(set(asked) & set(other)) * 2 < min(len(set(asked)), len(set(other))):
         return False                                   # named alike: half the shorter name shared
@@ -759,8 +740,7 @@ def named_otherwise(asked: list[str], other: list[str], question: Question, stem
 
 def siblings_of_the_asked(docs: Sequence[Document], question: Question, stem: Callable[[list[str]], list[str]]
                           ) -> set[str]:
-    """Pages named (by title, or a heading line above the text) as a page of the thing asked is, another name in its
-    place: about a sibling of that thing (another site, product, model), they answer nothing of it."""
+    """Pages named (title or heading line) as the asked thing's page is, another name in its place: about a sibling."""
     if not question.names or question.asks in ("name", "person", "agent", "place", "thing"):
         return set()                                   # who, where or which: another named thing may be the answer
     named = [[name_tokens(d.title)] + ([name_tokens(head)] if rest.strip() else [])
@@ -795,8 +775,7 @@ class ConflictDetector:
             self.vectors.prepare(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))
 
     def near(self, text: str, question: Question) -> tuple[np.ndarray | None, list[int]]:
-        """Each sentence of text against the question by meaning (None without sentence vectors), and the positions
-        of the sentences that answer it (answering_sentences); made once a text and question."""
+        """Cosines of text's sentences to the question (None without vectors) and the answering ones, once a pair."""
         def make() -> tuple[np.ndarray | None, list[int]]:
             outline = self.parser.outline(text)
             cosines = None if self.vectors is None else self.vectors.cosines(question.text,
@@ -827,9 +806,8 @@ class ConflictDetector:
         answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
         readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
-        # Two sources whose answering sentences are near the question in meaning, or near each other, are on its
-        # topic even when the pages as wholes are less alike (a press release and an annual review giving one year's
-        # visitors; a tariff table's row and a notice).
+        # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
+        # when the pages are less alike (a press release and an annual review giving one year's visitors).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         both = near[:, None] & near[None, :]
         answers = np.array([r.relevance >= SENTENCE_MIN_COSINE and bool(r.values) and r.values[0].kind in (
@@ -943,14 +921,12 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     for root in doc_ids:
         if root in seen or not neighbours[root]:
             continue
-        stack, component = [root], []
-        seen.add(root)
+        stack, component = [root], {root}
         while stack:
-            node = stack.pop()
-            component.append(node)
-            for nxt in neighbours[node] - seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            new = neighbours[stack.pop()] - component
+            component |= new
+            stack += new
+        seen |= component
         clusters.append(sorted(component, key=position.__getitem__))
     return clusters
 
@@ -958,8 +934,7 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
 def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
     """Of two dated members that contradict each other the older goes; what dates cannot decide surfaces."""
     ids = tuple(d.doc_id for d in docs)
-    opinions = [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]
-    if opinions:
+    if opinions := [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]:
         return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
     said = {" ".join(claim.lower().split()) for p in pairs if p.a in ids and p.b in ids
             for claim in (*p.claims_a, *p.claims_b)}
@@ -971,8 +946,7 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
     inside = [(p.a, p.b) for p in pairs if p.a in time_of and p.b in time_of]
     stale = {older for pair in inside for older, newer in (pair, pair[::-1]) if time_of[older] < time_of[newer]}
     kept, discarded = tuple(i for i in ids if i not in stale), tuple(i for i in ids if i in stale)
-    undecided = [(a, b) for a, b in inside if a not in stale and b not in stale]
-    if undecided:
+    if undecided := [(a, b) for a, b in inside if a not in stale and b not in stale]:
         why = "; ".join(f"{a} vs {b} ({'undated' if math.isnan(time_of[a] + time_of[b]) else 'same date'})"
                         for a, b in undecided)
         return Cluster(ids, kept, discarded, "surface", f"dates cannot decide: {why}")
@@ -981,8 +955,7 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
 
 
 def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
-    """Cluster-aware recency: in each conflict cluster the stale side of every dated contradiction goes; pages about
-    a sibling of the thing asked are set aside."""
+    """Cluster-aware recency: the stale side of each dated contradiction goes, and pages about siblings of the asked."""
     by_id = {c.document.doc_id: c for c in contexts}
     clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs)
                      for members in conflict_clusters(list(by_id), report.pairs))
@@ -1038,9 +1011,8 @@ class EmbeddingReader:
         best = int(np.argmax(np.where(typed, scores, -np.inf) if typed.any() else scores))   # first of equals
         start, end = answers[best]
         if values[best] is not None and values[best].kind == "name":   # 'Trump' read as 'Donald Trump' where
-            key = values[best].key                                     # a passage names him in full
-            start, end = max(((s, e) for k, s, e in names if k > key), key=lambda se: se[1] - se[0],
-                             default=(start, end))
+            start, end = max(((s, e) for k, s, e in names if k > values[best].key),   # a passage names him in full
+                             key=lambda se: se[1] - se[0], default=(start, end))
         return Answer(context[start:end], float(probs[best]), start, end)
 
 
@@ -1092,8 +1064,7 @@ class ConflictAwareRAG:
             by_id = {c.document.doc_id: c.document for c in contexts}
             said: dict[str, list[tuple[Document, str]]] = {}   # each distinct answer: who gives it
             for d in split.kept:
-                shown = report.answers.get(d) or self.reader.read(query, by_id[d].text).text
-                if shown:
+                if shown := report.answers.get(d) or self.reader.read(query, by_id[d].text).text:
                     said.setdefault(" ".join(shown.lower().split()), []).append((by_id[d], shown))
             if len(said) > 1:
                 cite = [(f"{_cited(group[0][0].title)}, {group[0][0].timestamp or 'undated'}"   # the first source;
@@ -1101,9 +1072,8 @@ class ConflictAwareRAG:
                         for group in said.values()]
                 text = "Sources disagree: " + " vs ".join(f"'{answer}' ({sources})" for sources, answer in cite)
                 confidence, split_answer = confidence / len(said), True   # no one answer is surer than its share
-        return RAGResponse(query, mode, text, confidence, status,
-                           _warning(mode, report, resolution, contexts), tuple(contexts), report, resolution.clusters,
-                           context, split_answer)
+        return RAGResponse(query, mode, text, confidence, status, _warning(mode, report, resolution, contexts),
+                           tuple(contexts), report, resolution.clusters, context, split_answer)
 
 
 def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
@@ -1191,11 +1161,10 @@ class Parser:
     def prepare(self, texts: Iterable[str], parse: bool = True) -> None:
         """Split texts into sentences; with parse, parse every sentence now (in batches) rather than on demand."""
         texts = list(dict.fromkeys(texts))
-        for text in texts:
-            if text not in self._outlines:
-                doc = self.splitter(self.nlp.make_doc(text))
-                self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x))
-                                             for s in doc.sents for x in lines(s))
+        for text in [t for t in texts if t not in self._outlines]:
+            doc = self.splitter(self.nlp.make_doc(text))
+            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x))
+                                         for s in doc.sents for x in lines(s))
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
         _drop_oldest(self._outlines, 200_000)
@@ -1214,8 +1183,7 @@ class Parser:
     def sentences(self, text: str, which: Iterable[int]) -> dict[int, Sentence]:
         """Sentences `which` of text (outline positions), parsed, with offsets into text."""
         outline, which = self.outline(text), list(which)
-        missing = [i for i in which if (text, i) not in self._placed]
-        if missing:
+        if missing := [i for i in which if (text, i) not in self._placed]:
             self._parse([text[outline[i].start:outline[i].end] for i in missing])
             for i in missing:
                 self._placed[text, i] = headed(shifted(self._parsed[text[outline[i].start:outline[i].end]],
@@ -1234,8 +1202,7 @@ class Parser:
 
 def lines(sentence: Span) -> list[Span]:
     """A sentence cut at its line breaks: a list item, a table row or a 'Label: value' line reads on its own."""
-    cuts = [t.i for t in sentence if t.is_space and "\n" in t.text]
-    edges = [sentence.start, *(i + 1 for i in cuts), sentence.end]
+    edges = [sentence.start, *(t.i + 1 for t in sentence if t.is_space and "\n" in t.text), sentence.end]
     spans = [sentence.doc[a:b] for a, b in zip(edges, edges[1:])]
     return [x[:-1] if x[-1].is_space else x for x in spans if not all(t.is_space for t in x)]
 
@@ -1286,14 +1253,12 @@ _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
-_NAME_LABELS = ENTITY_KINDS["name"]
 _NOT_CHOICES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL", "GPE", "LOC"})
 
 
 def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     """A parsed sentence (read as one where spaCy sees several) with its values, revision words and years."""
     from spacy.tokens import Span
-    lowered = doc.text.lower()
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
@@ -1303,7 +1268,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
     signals.update(t.lower_ for t in doc if t.lower_ in CHANGE_ADVERBS and t.dep_ == "advmod"   # not 'book now'
                    and any(c.dep_ in SUBJECTS for c in t.head.children))
-    signals.update(p for p in REVISION_PHRASES if p in lowered)
+    signals.update(p for p in REVISION_PHRASES if p in doc.text.lower())
     years = frozenset(int(m.group()) for m in _YEAR_RE.finditer(doc.text) if not any(   # not 'up from 9M in 2022'
         a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
         .root.ancestors))
@@ -1311,9 +1276,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
 
 
 def qualified(values: list[Value], doc: Any) -> list[Value]:
-    """Figures that share a sentence, each with the nouns and adjectives that qualify it alone: the phrase of the noun
-    it belongs to ('a standing charge of 53p', 'an Off-Peak Return £19.60'), then the words after it up to a comma,
-    a conjunction or the next figure's phrase ('£38 for adults and £22 for children under 16')."""
+    """Figures sharing a sentence, each with the words that qualify it alone ('£38 for adults and £22 for children')."""
     spans = sorted((s.start, s.end, s.root, n) for n, v in enumerate(values) if v.kind == "number"
                    and (s := doc.char_span(v.start, v.end, alignment_mode="expand")) is not None)
     if len(spans) < 2:
@@ -1333,8 +1296,7 @@ def qualified(values: list[Value], doc: Any) -> list[Value]:
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
-    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles, comparatives
-    ('a lower charge' is no kind of charge), figures or signs."""
+    """(common noun, modifier) lemmas, the kind of a thing ('premium tier'); no names, participles or comparatives."""
     return frozenset((t.head.lemma_.lower(), m.lemma_.lower()) for t in tokens
                      if t.dep_ in _MODIFIER_DEPS and t.pos_ in ("ADJ", "NOUN", "PROPN") and not t.tag_.startswith("VB")
                      and t.tag_ not in ("JJR", "JJS")
@@ -1342,16 +1304,11 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
                      and any(c.isalpha() for c in t.text) for m in (t, *t.conjuncts))   # 'JSON and XML responses': both
 
 
-def _clause(token: Token) -> Token:
-    """The nearest verb above token that has a subject, else the root ('Ramadan is expected to begin': 'expected')."""
-    return next((a for a in token.ancestors if a.pos_ in ("VERB", "AUX")
-                 and any(c.dep_ in SUBJECTS for c in a.children)), token.sent.root)
-
-
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
            hedged: bool = False, own: range | None = None) -> Value:
     """A Value over tokens start..end, with the modifiers of its nouns and subject and its clause's words."""
-    head = _clause(anchor)
+    head = next((a for a in anchor.ancestors if a.pos_ in ("VERB", "AUX")   # its clause: the nearest verb with a
+                 and any(c.dep_ in SUBJECTS for c in a.children)), anchor.sent.root)   # subject, else the root
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
@@ -1376,11 +1333,10 @@ def entity_values(ent: Span) -> list[Value]:
         return clock_values(doc[ent.start:ent.end + after])
     if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME")
                                                                  and _PENCE_RE.search(ent.text)):
-        found = figure_value(ent)
-        return [found] if found else []
+        return [found] if (found := figure_value(ent)) else []
     if label in ("DATE", "TIME"):
         return date_values(ent)
-    if label in _NAME_LABELS and ent.root.dep_ not in ("poss", "compound") and not former(ent.root):
+    if label in ENTITY_KINDS["name"] and ent.root.dep_ not in ("poss", "compound") and not former(ent.root):
         words = name_words(ent.text)             # ('Neil Jordan's film' answers with the film, not the name)
         return [_value("name", words, doc, ent.start, ent.end, ent.root, label)] if words else []
     return []
@@ -1397,13 +1353,12 @@ def clock_values(ent: Span) -> list[Value]:
             minutes = (int(hour) % 12 + 12 * (half.lower() == "p")) * 60 + int(minute or 0)
         else:
             minutes = int(hhmm) * 60 + int(mm)
-        span = doc.char_span(ent.start_char + m.start(), ent.start_char + m.end(), alignment_mode="expand")
+        at = ent.start_char + m.start()
+        span = doc.char_span(at, ent.start_char + m.end(), alignment_mode="expand")
         if span is None:
             continue
-        at = ent.start_char + m.start()
-        ends = _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) is not None
         value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
-                       "TIME-END" if ends else "TIME")
+                       "TIME-END" if _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) else "TIME")
         before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
         days = {("weekday", d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's: 'Sunday
         found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
@@ -1414,8 +1369,7 @@ def places_joined(doc: Any) -> list[Span]:
     """The document's entities, a place and the places that contain it read as one ('Rocky Mount, Virginia')."""
     joined: list[Span] = []
     for ent in doc.ents:
-        last = joined[-1] if joined else None
-        if (last is not None and ent.label_ in ("GPE", "LOC") and last.label_ in ("GPE", "LOC")
+        if (joined and ent.label_ in ("GPE", "LOC") and (last := joined[-1]).label_ in ("GPE", "LOC")
                 and ent.start == last.end + 1 and doc[last.end].text == ","):
             joined[-1] = doc[last.start:ent.end]
             joined[-1].label_ = last.label_
@@ -1437,15 +1391,13 @@ def name_tokens(text: str) -> list[str]:
 
 def parse_figure(text: str) -> tuple[float, float] | None:
     """(value, rounding step) of the first figure in text: '$4.2M' -> (4200000.0, 100000.0), 'three' -> (3, 1)."""
-    m = _NUMBER_RE.search(text)
-    if m:
+    if m := _NUMBER_RE.search(text):
         whole, decimals, suffix = m.group(1), m.group(2) or "", (m.group(3) or "").lower()
         after = text[m.end():].split()
         scale = MAGNITUDES.get(suffix) or (MAGNITUDES.get(after[0].lower().strip(".,")) if after else None) or 1.0
         value = float(whole.replace(",", "") + decimals)
         return value * scale, (10.0 ** -(len(decimals) - 1) if decimals else float(scale > 1)) * scale   # '£1': exact
-    words = [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]
-    if words:
+    if words := [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]:
         scale = next((MAGNITUDES[w] for w in re.findall(r"[a-z]+", text.lower()) if w in MAGNITUDES), 1.0)
         return float(sum(words)) * scale, scale
     return None
@@ -1458,11 +1410,9 @@ def weekday(word: str) -> str:
 
 def figure_value(ent: Span) -> Value | None:
     """A figure with its unit: a currency, %, or the noun it counts and per what ('500 requests per minute'); days."""
-    parsed = parse_figure(ent.text)
-    if parsed is None:
+    if (parsed := parse_figure(ent.text)) is None:
         return None
-    value, step = parsed
-    doc = ent.doc
+    (value, step), doc = parsed, ent.doc
     if ent.end < len(doc) and doc[ent.end].lower_ in MAGNITUDES and not re.search(r"[a-z]", ent.text[-1:], re.I):
         value, step = value * MAGNITUDES[doc[ent.end].lower_], step * MAGNITUDES[doc[ent.end].lower_]   # '$11.9' 'M'
         ent = doc[ent.start:ent.end + 1]
@@ -1484,8 +1434,7 @@ def figure_value(ent: Span) -> Value | None:
         value, step, unit = *in_days(value, unit), "day"
     if unit in SUBUNITS:                              # '50p' = '£0.50'
         unit, value, step = SUBUNITS[unit][0], value * SUBUNITS[unit][1], step * SUBUNITS[unit][1]
-    per = _per_unit(doc, end)
-    if per and unit:
+    if unit and (per := _per_unit(doc, end)):
         unit, end = f"{unit}/{per[0]}", per[1]
     if former(ent.root) or (ent.label_ == "CARDINAL" and _YEAR_RE.fullmatch(ent.text)) or (
             ent.label_ == "CARDINAL" and not unit and (ent.root.head.pos_ == "PROPN" or (
@@ -1540,8 +1489,7 @@ def date_values(ent: Span) -> list[Value]:
         start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in HEDGES)   # 'about 1835'
         return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
-    parsed = parse_figure(text)
-    if unit and parsed:                                # a duration, in days; 'every 20 minutes' an interval
+    if unit and (parsed := parse_figure(text)):        # a duration, in days; 'every 20 minutes' an interval
         unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"
         return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start, ent.end, ent.root, "DATE",
                        _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
@@ -1576,8 +1524,7 @@ def state_values(sent: Span) -> list[Value]:
         words += [doc[t.i - 2]] if hyphened else []
         words += [g for c in words for g in c.children if g.dep_ == "neg"]
         predicate = t.head if t.pos_ == "AUX" or hyphened else t   # 'must work ...', 'a pet-free building'
-        first = min(w.i for w in words)
-        last = max(predicate.right_edge.i, t.i)
+        first, last = min(w.i for w in words), max(predicate.right_edge.i, t.i)
         stop = next((w.i for w in doc[t.i + 1:last + 1] if (w.is_punct and w.text not in "-'’/")
                      or (w.dep_ == "cc" and w.head == predicate)), last + 1)   # '..., Tuesday to Thursday'; 'but'
         label = f"modal:{t.head.lemma_.lower()}" if t.lower_ in MODALS else side[0]   # what it permits
@@ -1592,10 +1539,8 @@ def state_values(sent: Span) -> list[Value]:
 
 
 def choice_values(sent: Span) -> list[Value]:
-    """Noun phrases that may name which one of a kind: the object of a verb's preposition ('carried by DPD', 'come as
-    mobile passes', 'collect payments by Direct Debit'), and any modified noun phrase ('the brown-lidded bin'); the
-    question's kind noun picks. Nearest the sentence's main verb first; none named by its owner ('your own laptop',
-    "Google's platform"), none of a count ('3 plans') or of a negated verb ('we don't take orders by phone')."""
+    """Noun phrases that may name which one of a kind ('carried by DPD', 'the brown-lidded bin'), nearest the main verb
+    first; none named by its owner ('your own laptop'), none of a count ('3 plans') or of a negated verb."""
     found = []
     for t in sent:
         prep = t.head if t.dep_ == "pobj" else t.head.head if t.dep_ == "dobj" and t.head.dep_ == "pcomp" else t
@@ -1621,16 +1566,13 @@ def choice_values(sent: Span) -> list[Value]:
 def thing_values(sent: Span) -> list[Value]:
     """Both sides of 'X is (a) Y' ('Bobby Carpenter' / 'a former American football linebacker'); the question picks."""
     found = []
-    for t in sent:
-        if t.lemma_ != "be":
-            continue
-        for side in t.children:
-            if side.dep_ in ("nsubj", "attr") and side.pos_ in ("NOUN", "PROPN"):
-                tokens = [w for w in side.subtree if w.i <= side.i or w.dep_ in ("compound", "amod")]
-                words = frozenset(w.lemma_.lower() for w in tokens   # what kind of thing: its nouns
-                                  if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
-                if words:
-                    found.append(_value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, side))
+    for side in (c for t in sent if t.lemma_ == "be" for c in t.children):
+        if side.dep_ in ("nsubj", "attr") and side.pos_ in ("NOUN", "PROPN"):
+            tokens = [w for w in side.subtree if w.i <= side.i or w.dep_ in ("compound", "amod")]
+            words = frozenset(w.lemma_.lower() for w in tokens   # what kind of thing: its nouns
+                              if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
+            if words:
+                found.append(_value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, side))
     return found
 
 
@@ -1670,10 +1612,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         if asks == "thing" and wh is not None and wh.dep_ == "det":   # 'Which carrier', 'What kind of pass'
             of = next((g for c in wh.head.children if c.lower_ == "of" for g in c.children if g.dep_ == "pobj"), None)
             category = of.lemma_.lower() if focus in KIND_NOUNS and of is not None else focus
-    if focus in MONEY_NOUNS and not unit:
-        unit = "money"
-    elif focus == "time" and not unit:
-        unit = "clock"                                    # 'What is the check-out time?': a time of day
+    if not unit:                                          # 'What is the check-out time?': a time of day
+        unit = "money" if focus in MONEY_NOUNS else "clock" if focus == "time" else ""
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
