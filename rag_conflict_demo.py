@@ -246,6 +246,9 @@ class Question:
     names: frozenset[str] = frozenset()   # its proper nouns' words: 'Edinburgh Haymarket' -> edinburgh, haymarket
     category: str = ""              # which one of a kind it asks: 'Which carrier ...?' -> carrier
 
+    def __hash__(self) -> int:   # a key of the readings memo, hashed per source: by its text (compared in full)
+        return hash(self.text)
+
     @functools.cached_property
     def distinct(self) -> frozenset[str]:
         """Its words that tell one thing of a kind from another ('off-peak' return), not its names or what is asked."""
@@ -1151,8 +1154,11 @@ class Parser:
         from spacy.pipeline import Sentencizer
         return Sentencizer()
 
-    def prepare(self, texts: Iterable[str], parse: bool = True) -> None:
-        """Split texts into sentences; with parse, parse every sentence now (in batches) rather than on demand."""
+    def prepare(self, texts: Iterable[str], parse: bool = True, questions: Iterable[str] = ()) -> None:
+        """Split texts into sentences; with parse, parse every sentence now (in batches) rather than on demand; analyse
+        the questions known ahead in one batch too."""
+        if asked := [q for q in dict.fromkeys(questions) if q not in self._questions]:   # spaCy loads only then
+            self._questions.update((q, analyse_question(doc, self)) for q, doc in zip(asked, self.nlp.pipe(asked)))
         texts = list(dict.fromkeys(texts))
         for text in [t for t in texts if t not in self._outlines]:
             doc = self.splitter(self.nlp.make_doc(text))
@@ -2546,10 +2552,11 @@ def verdicts(texts: Sequence[str], query: str, stamps: Sequence[str] = (), title
     return [(p.a, p.b, p.kind) for p in report.pairs], [c.document.doc_id for c in resolve(contexts, report).kept]
 
 
-def examples(test: str) -> list[dict[str, Any]]:
-    """The examples of one kind in cases/test_examples.jsonl: data, a line an example, each with why it holds."""
+def examples(test: str = "") -> list[dict[str, Any]]:
+    """The examples of one kind (or all) in cases/test_examples.jsonl: a line an example, each with why it holds."""
     path = Path(__file__).with_name("cases") / "test_examples.jsonl"
-    return [r for line in path.read_text(encoding="utf-8").splitlines() if (r := json.loads(line))["test"] == test]
+    return [r for line in path.read_text(encoding="utf-8").splitlines() if (r := json.loads(line))["test"] == test
+            or not test]
 
 
 class TestLanguage(unittest.TestCase):
@@ -2607,7 +2614,7 @@ class TestDetector(unittest.TestCase):
 
 
 class TestResolution(unittest.TestCase):
-    def test_what_each_cluster_keeps(self) -> None:
+    def test_what_each_cluster_keeps_and_timestamps_compare_as_instants(self) -> None:
         for r in examples("resolved"):
             contexts = [RetrievedContext(Document(i, i.upper(), "text", stamp, {"kind": kind} if kind else {}), 0.5)
                         for i, stamp, kind in (s + [""] * (3 - len(s)) for s in r["sources"])]
@@ -2618,8 +2625,6 @@ class TestResolution(unittest.TestCase):
             self.assertEqual([c.document.doc_id for c in res.kept], r.get("kept", [
                 c.document.doc_id for c in contexts if all(c.document.doc_id not in k[2] for k in r["clusters"])]), r)
             self.assertEqual(res.clusters[0].note if "note" in r else "", r.get("note", ""), r)
-
-    def test_timestamps_compare_as_instants_and_bad_ones_are_errors(self) -> None:
         for a, b in (("2024-03-01", "2024-03-01T00:00:00Z"), ("2024-03-01T12:00", "2024-03-01T12:00:00+00:00"),
                      ("2023", "2023-01-01"), ("2024-03", "2024-03-01")):   # reduced precision: from its first day
             self.assertEqual(parse_timestamp(a), parse_timestamp(b), a)
@@ -2633,15 +2638,13 @@ class TestSpanDecoding(unittest.TestCase):
         offsets = np.array([(i, i + 1) for i in range(len(start))])   # token i = character i
         return np.array(start), np.array(end), np.array(mask), offsets
 
-    def test_best_span_respects_order_and_length_and_the_null_answer(self) -> None:
+    def test_best_span_respects_order_and_length_and_the_null_answer_and_the_best_window_wins(self) -> None:
         # token 0 is the null slot, 1..5 context; the best end (1) lies before the start; for 2 tokens 2..5 is too long
         start, end, mask, _ = self.window([0.0, 0, 5, 0, 0, 0], [0.0, 4, 0, 0, 0, 3], [False] + [True] * 5)
         self.assertEqual([best_span(start, end, mask, n)[:2] for n in (10, 2)], [(2, 5), (2, 2)])
         mask = [False, True, True, True]                # the null answer wins when it is likelier
         self.assertEqual(pick_answer("abcdef", [self.window([9.0, 0, 0, 0], [9.0, 0, 0, 0], mask)], 5).text, "")
         self.assertEqual(pick_answer("abcdef", [self.window([0.0, 0, 9, 0], [0.0, 0, 0, 9], mask)], 5).text, "cd")
-
-    def test_best_window_wins(self) -> None:
         weak = self.window([0.0, 2, 0, 0], [0.0, 2, 0, 0], [False, True, True, True])
         strong = self.window([0.0, 0, 0, 0, 0, 0, 9, 0], [0.0, 0, 0, 0, 0, 0, 0, 9], [False] * 4 + [True] * 4)
         answer = pick_answer("0123456789", [weak, strong], 5)
@@ -2651,14 +2654,12 @@ class TestSpanDecoding(unittest.TestCase):
 
 
 class TestPipeline(unittest.TestCase):
-    def test_demo_scenarios_naive_flags_resolved_answers(self) -> None:
+    def test_demo_scenarios_and_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
         rag = offline_pipeline()
         for (title, query), answer in zip(DEMO_SCENARIOS, ("$6.8M", "remote", "500 requests per minute")):
             naive, resolved = rag.ask(query)
             self.assertEqual((naive.conflict, resolved.conflict), ("YES", "RESOLVED"), title)
             self.assertIn(answer, resolved.answer, title)
-
-    def test_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
         rag = offline_pipeline(top_k=5)
         for _, query in DEMO_SCENARIOS:
             contexts, embeddings = rag.retriever.search(query, 5)
@@ -2724,15 +2725,13 @@ GOOD_KB = "\n".join(json.dumps(d) for d in (
 
 
 class TestInput(CLITestCase):
-    def test_good_file_loads_with_defaults_and_metadata(self) -> None:
+    def test_good_file_loads_with_defaults_and_metadata_and_an_unknown_field_is_one_warning(self) -> None:
         docs = load_documents(self.kb)
         self.assertEqual([d.doc_id for d in docs], ["p1", "p2", "o1"])
         self.assertEqual((docs[2].title, docs[2].timestamp, docs[1].metadata), ("o1", "", {"source": "wiki"}))
         self.assertEqual(load_documents(self.file("kb.json", "[" + ",".join(GOOD_KB.splitlines()) + "]")), docs)
         dated = load_documents(self.file("d.jsonl", '{"doc_id": "a", "text": "x", "date": "2024-05-01"}'))
         self.assertEqual(dated[0].timestamp, "2024-05-01")     # 'date' is read as the timestamp
-
-    def test_an_unknown_field_is_one_warning_naming_it(self) -> None:
         kb = self.file("extra.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "published": "2024-01-01"}')
         code, _, err = self.cli("--kb", kb, "--query", "What does the Pro plan cost?")
         warnings = [line for line in err.splitlines() if "unknown field" in line]
@@ -2833,7 +2832,7 @@ class TestOutputs(CLITestCase):
 
 
 class TestIndex(CLITestCase):
-    def test_a_run_from_the_index_answers_as_a_fresh_one(self) -> None:
+    def test_a_run_from_the_index_answers_as_a_fresh_one_and_a_bad_index_is_rebuilt(self) -> None:
         ask = ("--kb", str(Path(__file__).with_name("examples") / "bikeshare.jsonl"), "--json",
                "--queries", str(Path(__file__).with_name("examples") / "questions.txt"))
         index = str(Path(self.tmp.name, "bikeshare.npz"))
@@ -2843,8 +2842,6 @@ class TestIndex(CLITestCase):
         self.assertEqual(("embedded in" in runs[0][2], f"read from {index}" in runs[1][2],
                           "sentence vectors)" in fresh[2]), (True, True, False))   # built, read; fresh: no index
         self.assertFalse(Path(self.tmp.name, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
-
-    def test_a_truncated_corrupt_or_foreign_index_is_rebuilt_with_one_warning(self) -> None:
         index = Path(self.tmp.name, "kb.npz")
         ask = ("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--index", str(index))
         _, answer, _ = self.cli(*ask)
@@ -2968,6 +2965,8 @@ def run_tests(with_models: bool = False) -> int:
         print(f"rag_conflict_demo.py: error: {exc}", file=sys.stderr)
         return 1
     log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
+    shared_parser().prepare([t for r in examples() for t in (r.get("text"), r.get("a"), r.get("b"), *r.get("texts", ()))
+                             if t], questions=[r["ask"] for r in examples() if "ask" in r])   # one batch each
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
     suite.addTests(doctest.DocTestSuite(sys.modules[__name__]))   # the examples in docstrings
