@@ -2202,7 +2202,7 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float,
     """Parse 1,000 synthetic documents (indexing), then detect on k of them: a new query, fresh detector; then again."""
     synthetic = synthetic_documents(demo_knowledge_base(), 1000)
     vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])  # once, not timed
-    parse_ms = 1000 * _timed(parser.prepare, (d.text for d in synthetic))[1]
+    parse_ms = round(1000 * _timed(parser.prepare, (d.text for d in synthetic))[1], 3)
     sentences = SentenceVectors(embedder)
     ConflictDetector(parser, topic_threshold, sentences).prepare(synthetic)   # sentence vectors: indexing, not timed
     scaling = []
@@ -2242,7 +2242,7 @@ def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
-    """Import and load times, per-stage query times, detection scaling, whole-demo cost, memory."""
+    """Import and load times, a demo question's time, detection scaling, whole-demo cost, memory."""
     import_s = _timed(_import_model_library, "sentence_transformers")[1]   # torch and transformers come with it
     embedder, embedder_s = _timed(lambda: SentenceEmbedder(resolve_embed_model(args.embed_model)))
     spacy_s = _timed(lambda: shared_parser().nlp)[1]   # loaded at first use: here, to be timed
@@ -2372,7 +2372,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for standard input), answered "
                                                         "in turn with the models loaded once")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
-    run.add_argument("--bench", action="store_true", help="measure load, per-stage and scaling times (JSON)")
+    run.add_argument("--bench", action="store_true", help="measure load, question and scaling times, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
                      help="also run plumbing tests on tiny models built locally (needs torch)")
