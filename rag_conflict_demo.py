@@ -2890,7 +2890,7 @@ class TestModelPlumbing(unittest.TestCase):
         import warnings
         _library_environment()
         os.environ["HF_HUB_OFFLINE"] = "1"               # plumbing only: nothing may be downloaded
-        warnings.filterwarnings("ignore", category=DeprecationWarning, module="sentence_transformers")
+        warnings.filterwarnings("ignore", "Importing from .sentence_transformers.models.", DeprecationWarning)   # 6.x
         from transformers import AutoTokenizer, BertConfig, BertForQuestionAnswering, BertForSequenceClassification
         from sentence_transformers import SentenceTransformer, models
         cls.tmp = tempfile.TemporaryDirectory()
