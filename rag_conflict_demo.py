@@ -1159,6 +1159,7 @@ class Parser:
         the questions known ahead in one batch too."""
         if asked := [q for q in dict.fromkeys(questions) if q not in self._questions]:   # spaCy loads only then
             self._questions.update((q, analyse_question(doc, self)) for q, doc in zip(asked, self.nlp.pipe(asked)))
+            _drop_oldest(self._questions, 10_000)       # the bound question() keeps
         texts = list(dict.fromkeys(texts))
         for text in [t for t in texts if t not in self._outlines]:
             doc = self.splitter(self.nlp.make_doc(text))
@@ -1182,11 +1183,10 @@ class Parser:
     def sentences(self, text: str, which: Iterable[int]) -> dict[int, Sentence]:
         """Sentences `which` of text (outline positions), parsed, with offsets into text."""
         outline, which = self.outline(text), list(which)
-        if missing := [i for i in which if (text, i) not in self._placed]:
-            self._parse([text[outline[i].start:outline[i].end] for i in missing])
-            for i in missing:
-                self._placed[text, i] = headed(shifted(self._parsed[text[outline[i].start:outline[i].end]],
-                                                       outline[i].start), text)
+        if missing := {i: text[outline[i].start:outline[i].end] for i in which if (text, i) not in self._placed}:
+            self._parse(list(missing.values()))
+            for i, sentence in missing.items():
+                self._placed[text, i] = headed(shifted(self._parsed[sentence], outline[i].start), text)
             _drop_oldest(self._placed, 500_000)
         return {i: self._placed[text, i] for i in which}
 
