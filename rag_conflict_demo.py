@@ -1609,8 +1609,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
-            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN":
-                unit += "|duration"                       # 'how much notice': an amount of a thing, of time too
+            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of
+                    t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # a thing, of time too (not a verb
+                unit += "|duration"                       # misread: 'How much does a ride cost?')
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
