@@ -1882,6 +1882,7 @@ def make_reader(kind: str, qa_model: str, embedder: Embedder, parser: Parser, ve
 # input files: knowledge bases (--kb) and cases (--eval), every error naming file and line; the index on disk
 
 DOCUMENT_FIELDS = ("doc_id", "text", "title", "timestamp", "kind")   # kind "opinion": never dropped by date
+CASE_DOCUMENT_FIELDS = ("answer",)   # in --eval: what the page alone answers to the case's question ("" nothing)
 FIELD_SYNONYMS = {"date": "timestamp", "id": "doc_id"}              # common names for the same fields
 JSON_TYPES = {str: "a string", list: "an array", bool: "true or false"}
 
@@ -1898,7 +1899,8 @@ def _checked(record: Any, where: str, required: dict[str, type], optional: Itera
     return record
 
 
-def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "") -> list[Document]:
+def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "", known: Sequence[str] = ()
+                           ) -> list[Document]:
     """(where, JSON value) pairs -> Documents, other fields kept as metadata; errors name where, unknown fields warn."""
     docs: list[Document] = []
     seen: dict[str, str] = {}
@@ -1922,7 +1924,7 @@ def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "")
             raise InputError(f"{where}: duplicate doc_id {doc_id!r} (first at {seen[doc_id]})")
         seen[doc_id] = where
         metadata = {k: v for k, v in record.items() if k not in ("doc_id", "text", "title", "timestamp")}
-        unknown.update(k for k in metadata if k not in DOCUMENT_FIELDS)
+        unknown.update(k for k in metadata if k not in (*DOCUMENT_FIELDS, *known))
         docs.append(Document(doc_id, record.get("title") or doc_id, text, stamp, metadata))
     if unknown:
         log.warning("%sunknown field(s) %s kept as metadata, not read; the fields read are %s (date is taken "
@@ -2066,7 +2068,8 @@ def load_cases(path: str) -> list[EvalCase]:
             raise InputError(f"{where}: case {record['id']!r} has an empty query or no documents")
         if not all(isinstance(a, str) for a in record["expected_answers"]):
             raise InputError(f"{where}: expected_answers must be strings")
-        docs = documents_from_records((f"{where}: document {n}", d) for n, d in enumerate(record["documents"], 1))
+        docs = documents_from_records(((f"{where}: document {n}", d) for n, d in enumerate(record["documents"], 1)),
+                                      known=CASE_DOCUMENT_FIELDS)
         cases.append(EvalCase(record["id"], str(record.get("category") or "uncategorised"), record["query"],
                               tuple(record["expected_answers"]), record["expect_conflict"], tuple(docs)))
     return cases
@@ -2083,6 +2086,19 @@ def answer_correct(answer: str, expected: Sequence[str]) -> bool:
     return len(answer.split()) <= EVAL_MAX_ANSWER_WORDS and contains_gold(answer, expected)
 
 
+def read_right(read: str, gold: str) -> bool:
+    """A source read right: its reading holds the gold phrase or is part of it, or both are empty."""
+    if not gold.strip() or not read.strip():
+        return not gold.strip() and not read.strip()
+    return contains_gold(read, [gold]) or contains_gold(gold, [read])
+
+
+def source_reading(doc: Document, report: ConflictReport) -> dict[str, str]:
+    """What was read from a retrieved source ("" nothing), beside its label ('gold') when the case gives one."""
+    gold = {"gold": doc.metadata["answer"]} if isinstance(doc.metadata.get("answer"), str) else {}
+    return {"doc_id": doc.doc_id, "answer": report.answers.get(doc.doc_id, ""), **gold}
+
+
 def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     tp = sum(r["detected"] and r["expect_conflict"] for r in rows)
     flagged, positive = sum(r["detected"] for r in rows), sum(r["expect_conflict"] for r in rows)
@@ -2093,7 +2109,12 @@ def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Detection and answer scores of some evaluated cases (at least one)."""
     flag_all = _prf([{**r, "detected": True} for r in rows])["f1"]
-    return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all,
+    labelled = [(bool(s["gold"].strip()), read_right(s["answer"], s["gold"])) for r in rows for s in r["sources"]
+                if "gold" in s]
+    reading = {f"{name}_{count}": sum(right if count == "right" else 1 for answers, right in labelled
+                                      if answers == (name == "answering")) for name in ("answering", "none")
+               for count in ("right", "sources")}
+    return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all, "reading": reading,
             **{f"{mode}_{name}": fmean(r[mode][key] for r in rows) for key, name in
                (("correct", "accuracy"), ("gold_in_context", "gold_in_context")) for mode in ("naive", "resolved")},
             "mean_seconds": fmean(r["seconds"] for r in rows)}
@@ -2117,7 +2138,8 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
                      **{r.mode: {"answer": r.answer, "confidence": round(r.confidence, 6),
                                  "correct": answer_correct(r.answer, case.expected_answers),
                                  "gold_in_context": contains_gold(r.context, case.expected_answers)}
-                        for r in (naive, resolved)}})
+                        for r in (naive, resolved)},
+                     "sources": [source_reading(c.document, naive.report) for c in naive.sources]})
         if progress and (n == len(cases) or n % max(1, len(cases) // 10) == 0):
             print(f"eval {n}/{len(cases)}", file=sys.stderr, flush=True)   # a line every tenth
     if index and detector.vectors:
@@ -2142,6 +2164,11 @@ def render_eval(summary: dict[str, dict[str, Any]]) -> str:
                      f"{cell(s['mean_seconds'], 8)}")
     lines.append("P/R/F1: conflict detection; acc: answer holds a gold answer in <= 30 words; "
                  "gic: gold answer in the reader's context")
+    for name, s in summary.items():
+        if (read := s["reading"])["answering_sources"] + read["none_sources"]:
+            lines.append(f"reading ({_shorten(name, 37)}): answering sources read right {read['answering_right']}/"
+                         f"{read['answering_sources']} | sources that answer nothing read as none "
+                         f"{read['none_right']}/{read['none_sources']}")
     baseline = summary["overall"]["flag_every_case_f1"]
     if baseline is not None:                           # what a detector must beat to tell cases apart
         lines.append(f"baseline: flagging every case as a conflict scores F1 {baseline:.2f} overall")
@@ -2803,9 +2830,10 @@ class TestOutputs(CLITestCase):
         self.assertEqual(_cited("Croatia and the euro - Wikipedia"), "Croatia and the euro")
 
     def test_eval_json_and_scoring(self) -> None:
+        labels = {"p1": "$20", "p2": "$25 per month", "o1": ""}   # what each page alone answers: the reading's gold
         case = {"id": "c1", "category": "outdated", "query": "What does the Pro plan cost?",
                 "expected_answers": ["$25"], "expect_conflict": True,
-                "documents": [json.loads(line) for line in GOOD_KB.splitlines()]}
+                "documents": [{**d, "answer": labels[d["doc_id"]]} for d in map(json.loads, GOOD_KB.splitlines())]}
         path = self.file("cases.jsonl", json.dumps(case) + "\n" + json.dumps(
             {**case, "id": "c2", "category": "none", "expect_conflict": False}))
         code, out, _ = self.cli("--eval", path, "--json", "--quiet")
@@ -2816,6 +2844,13 @@ class TestOutputs(CLITestCase):
         overall = result["summary"]["overall"]
         self.assertEqual((overall["cases"], overall["precision"], overall["recall"]), (2, 0.5, 1.0))
         self.assertIsNone(result["summary"]["none"]["recall"])        # no positives: undefined
+        self.assertEqual(first["sources"], [{"doc_id": d, "answer": a, "gold": labels[d]} for d, a in (
+            ("p2", "$25 per month"), ("p1", "$20 per month"), ("o1", ""))])   # '$20 per month' holds the gold '$20'
+        self.assertEqual(overall["reading"], {"answering_right": 4, "answering_sources": 4, "none_right": 2,
+                                              "none_sources": 2})
+        self.assertIn("answering sources read right 4/4 | sources that answer nothing read as none 2/2",
+                      render_eval(result["summary"]))
+        self.assertFalse(read_right("", "$20") or read_right("$20", "") or read_right("$25", "$20 per month"))
         self.assertIn("flagging every case as a conflict scores F1 0.67", render_eval(result["summary"]))
         self.assertTrue(answer_correct("It is  Kash   Patel.", ["kash patel"]))
         self.assertFalse(answer_correct(" ".join(["word"] * 30) + " Kash Patel", ["Kash Patel"]))   # a passage
