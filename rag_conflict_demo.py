@@ -71,7 +71,6 @@ DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
 SIGNAL_TOPIC_THRESHOLD = 0.65    # ... for a revision word on one side only, which states no answer of its own
 RESTATED_TOLERANCE = 0.1        # a figure of a subject named otherwise this near another source's answer restates it
-MAX_REVISED_ANSWERS = 2          # a cluster with more answers than this is surfaced, not decided by date
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
@@ -270,6 +269,7 @@ class Reading:
     mentions: tuple[Value, ...] = ()   # every value of the kind asked in its answering sentences
     relevance: float = 0.0          # cosine of the answering sentence to the question (0 without vectors)
     aside: tuple[Value, ...] = ()   # figures asked of a subject named otherwise ('footfall', asked visitors)
+    kind: str = ""                  # the kind of value asked: number | date | name | thing | state
 
     @property
     def answer(self) -> str:
@@ -281,7 +281,7 @@ class Reading:
         def said(values: tuple[Value, ...]) -> tuple[Any, ...]:
             return tuple((v.kind, v.key, v.text, v.hedged, v.about) for v in values)
         return (said(self.values), said(self.states), said(self.mentions), self.signals, self.overlap > 0,
-                self.overlap * 2 >= self.asked, bool(self.aside))
+                self.overlap * 2 >= self.asked, bool(self.aside), self.kind)
 
 
 class ConflictPair(NamedTuple):
@@ -649,8 +649,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     parsed = parser.sentences(text, best)
     chosen, values = next(((i, found) for i in best if (found := values_asked(parsed[i], question))), (best[0], ()))
     s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
-    states = tuple(w for i in best for u in parsed[i].values
-                   if (v := priced(u, question)).kind == "state" and (w := stance(v, question)))
+    states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
+                   and (v := priced(u, question)).kind == "state" and (w := stance(v, question)))   # only a rule asked
     aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
                                     if v.kind == "number")   # read only where the source answers nothing else
     return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
@@ -658,7 +658,7 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
-                   float(cosines[chosen]) if cosines is not None else 0.0, aside)
+                   float(cosines[chosen]) if cosines is not None else 0.0, aside, kind or "")
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -721,8 +721,9 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
         if opposed and not any(agree(x, y) for y in opposed) and not any(
                 agree(z, y) for z in a.states for y in opposed if z is not x):
             return "state", f"opposite states: {x.text} vs {opposed[0].text}", (x.text,), (opposed[0].text,)
-    if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and not any(
-            r.aside and not r.values for r in (a, b)):   # a figure of another thing ('the monthly pass') is no claim
+    if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and all(
+            r.values or r.kind == "state" for r in (a, b) if r.signals) and not any(   # a revision word says only of
+            r.aside and not r.values for r in (a, b)):   # what its page answers; a figure of another thing is none
         said = [signal_claim(r) for r in (a, b)]
         return "signal", f"a revision word on one side only: {said[0]} vs {said[1]}", (said[0],), (said[1],)
     return None
@@ -943,10 +944,6 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
     ids = tuple(d.doc_id for d in docs)
     if opinions := [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]:
         return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
-    said = {" ".join(claim.lower().split()) for p in pairs if p.a in ids and p.b in ids
-            for claim in (*p.claims_a, *p.claims_b)}
-    if len(said) > MAX_REVISED_ANSWERS:             # a change replaces an answer; many answers are a dispute
-        return Cluster(ids, ids, (), "surface", f"{len(said)} different answers: dates tell no current one")
     time_of = {d.doc_id: _stamp_seconds(d.timestamp) for d in docs}   # nan: undated, never older or newer
     if bad := [d for d in docs if d.timestamp.strip() and math.isnan(time_of[d.doc_id])]:
         raise InputError(f"document {bad[0].doc_id!r} has unparseable timestamp {bad[0].timestamp!r}")
@@ -2698,6 +2695,24 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual(sorted(kept + discarded), sorted(ids))
             again = rag.detector.detect(list(once.kept), embeddings[[ids.index(k) for k in kept]], query)
             self.assertEqual([c.document.doc_id for c in resolve(once.kept, again).kept], kept)
+
+    def test_the_example_knowledge_base_resolves_at_every_k(self) -> None:
+        docs = load_documents(str(Path(__file__).with_name("examples") / "bikeshare.jsonl"))
+        asked = {"How much does a single ride cost?": ("$3", "$3.00"), "How much does the annual pass cost?": ("$90",),
+                 "How many stations does Northwind Bikes have?": ("120 stations",)}
+        for k in (3, 10):
+            embedder, detector, reader = offline_models()
+            rag = ConflictAwareRAG(Retriever(docs, embedder, vectors=detector.vectors), detector, reader, k, False)
+            for query, answers in asked.items():
+                resolved = rag.ask(query)[1]
+                self.assertTrue(any(a in resolved.answer for a in answers), (k, query))
+                self.assertEqual(resolved.conflict, "RESOLVED" if resolved.report.pairs else "NO", (k, query))
+                retrieved = [c.document.doc_id for c in resolved.sources]
+                self.assertEqual(source_status(resolved, "bk-fares-2024") == "discarded", "bk-fares-2024" in retrieved
+                                 and query.startswith("How much does a single"), (k, query))   # the stale fare only
+                for pair in resolved.report.pairs:   # a page that answers nothing about the thing asked pairs with none
+                    self.assertTrue(resolved.report.answers[pair.a] and resolved.report.answers[pair.b], (k, pair))
+                self.assertEqual(bool(resolved.report.pairs), query.startswith("How much does a single"), (k, query))
 
     def test_offline_reader_answers_with_the_value_asked(self) -> None:
         reader = EmbeddingReader(HashingEmbedder(), shared_parser())
