@@ -173,6 +173,11 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
+# Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
+# pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/, --top-k 5:
+#   $ python rag_conflict_demo.py --top-k 5 --fit-gate ../shared/data/kb/dev.jsonl ../shared/data/kb/pages.jsonl \
+#         ../shared/data/ramdocs/dev.jsonl cases/*_cases*.jsonl
+READING_GATE = (1.476, 1.329, -5.162, 3.257, -0.388, -1.36)   # bias, relevance, score gap, words, a figure, share
 
 # -----------------------------------------------------------------------------
 # records
@@ -302,6 +307,7 @@ class ConflictReport:
     pairs_examined: int             # pairs above the topic gate that were checked
     answers: dict[str, str] = field(default_factory=dict, compare=False, hash=False)   # doc_id -> its answer
     siblings: frozenset[str] = frozenset()   # doc_ids of pages about another thing of the kind named: set aside
+    gate: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False, hash=False)   # gate_features
 
 
 @dataclass(frozen=True)
@@ -760,6 +766,15 @@ def siblings_of_the_asked(docs: Sequence[Document], question: Question, stem: Ca
             if any(named_otherwise(x, y, question, stem) for a in asked for x, y in zip(a, n))}
 
 
+def gate_features(readings: Sequence[Reading], contexts: Sequence[RetrievedContext]) -> np.ndarray:
+    """Per source that answers, what the gate weighs (READING_GATE's order); zeros for one that answers nothing."""
+    answered = [bool(r.values or r.states) for r in readings]
+    top, share = max(c.score for c in contexts), sum(answered) / len(readings)
+    return np.array([(1.0, r.relevance, top - c.score, r.overlap / max(1, r.asked),
+                      float(bool(r.values) and r.values[0].kind == "number"), share) if a else (0.0,) * 6
+                     for c, r, a in zip(contexts, readings, answered)], dtype=np.float64).reshape(len(readings), 6)
+
+
 def signal_claim(r: Reading) -> str:
     """What a side of a signal verdict says: its revision words, else its answer or answering sentence."""
     return ", ".join(sorted(r.signals)) or _shorten(r.answer or r.sentence, 80)
@@ -813,6 +828,9 @@ class ConflictDetector:
         readings = [self.reading(c.document, question) for c in contexts]
         answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
         readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
+        features = gate_features(readings, contexts)   # a source the gate finds answering nothing is read as none
+        readings = [r if x @ READING_GATE >= 0 else replace(r, values=(), states=(), mentions=(), aside=())
+                    for r, x in zip(readings, features)]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
         # when the pages are less alike (a press release and an annual review giving one year's visitors).
@@ -849,9 +867,10 @@ class ConflictDetector:
                     continue
                 said_i, said_j = (signal_claim(readings[i]),), (signal_claim(readings[j]),)   # each its own words
             pairs.append(ConflictPair(doc_ids[i], doc_ids[j], kind, why, sim, said_i, said_j))
-        answers = {c.document.doc_id: r.answer or ", ".join(v.text for v in r.states)
-                   for c, r in zip(contexts, readings)}
-        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings))
+        answers = {c.document.doc_id: "" if r.doc_id in siblings else r.answer or ", ".join(v.text for v in r.states)
+                   for c, r in zip(contexts, readings)}   # a sibling's page answers nothing about the thing asked
+        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings),
+                              {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]})
 
     def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """compare_readings, kept per pair of contents: a query asked again reuses it."""
@@ -2093,7 +2112,8 @@ def read_right(read: str, gold: str) -> bool:
 def source_reading(doc: Document, report: ConflictReport) -> dict[str, str]:
     """What was read from a retrieved source ("" nothing), beside its label ('gold') when the case gives one."""
     gold = {"gold": doc.metadata["answer"]} if isinstance(doc.metadata.get("answer"), str) else {}
-    return {"doc_id": doc.doc_id, "answer": report.answers.get(doc.doc_id, ""), **gold}
+    gate = {"gate": report.gate[doc.doc_id]} if doc.doc_id in report.gate else {}
+    return {"doc_id": doc.doc_id, "answer": report.answers.get(doc.doc_id, ""), **gold, **gate}
 
 
 def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
@@ -2145,6 +2165,35 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     summary = {c: summarise([r for r in rows if r["category"] == c]) for c in categories}
     summary["overall"] = summarise(rows)
     return {"cases": rows, "summary": summary}
+
+
+def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> np.ndarray:
+    """An L2-regularised logistic regression's weights, by Newton's method; x: (n, d) with a bias column, y: 0/1."""
+    w = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-x @ w))
+        w -= np.linalg.solve(x.T @ (x * (p * (1 - p))[:, None]) + l2 * np.eye(len(w)), x.T @ (p - y) + l2 * w)
+    return w
+
+
+def fit_gate(paths: Sequence[str], embedder: Embedder, detector: ConflictDetector, reader: Reader,
+             args: argparse.Namespace) -> dict[str, Any]:
+    """READING_GATE fitted on every file's labelled sources, and how each file fares with a gate fitted on the rest."""
+    found = {}   # file -> [(gate features, 1 when the page answers)]
+    for path in paths:
+        rows = run_eval(load_cases(path), embedder, detector, reader, args)["cases"]
+        found[path] = [(s["gate"], float(bool(s["gold"].strip()))) for r in rows for s in r["sources"]
+                       if "gate" in s and "gold" in s]
+
+    def fitted(files: Sequence[str]) -> np.ndarray:
+        x, y = zip(*(pair for f in files for pair in found[f]))
+        return logistic_fit(np.array(x), np.array(y))
+    held = {}
+    for path in paths:
+        kept = [(y, float(np.dot(x, fitted([f for f in paths if f != path])) >= 0)) for x, y in found[path]]
+        held[path] = {f"{name}_read": f"{sum(k == y for y, k in kept if y == label):.0f}/"
+                      f"{sum(y == label for y, _ in kept):.0f}" for name, label in (("answering", 1), ("none", 0))}
+    return {"READING_GATE": [round(float(v), 3) for v in fitted(paths)], "held_out": held}
 
 
 def render_eval(summary: dict[str, dict[str, Any]]) -> str:
@@ -2392,6 +2441,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for standard input), answered "
                                                         "in turn with the models loaded once")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
+    run.add_argument("--fit-gate", nargs="+", metavar="CASES", help="fit READING_GATE on labelled case files (JSON)")
     run.add_argument("--bench", action="store_true", help="measure load, question and scaling times, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
@@ -2509,13 +2559,16 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
     palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
     if args.eval:
         cases = load_cases(args.eval)
-    elif not args.bench:                               # a bad file fails before any model loads
+    elif not (args.bench or args.fit_gate):                               # a bad file fails before any model loads
         docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
         asked = (args.query or []) + (read_queries(args.queries) if args.queries else [])
     if args.bench:
         print(json.dumps(run_bench(args), indent=2))
         return 0
     embedder, detector, reader = models(args)
+    if args.fit_gate:
+        print(json.dumps(fit_gate(args.fit_gate, embedder, detector, reader, args), indent=2))
+        return 0
     if args.eval:
         result = run_eval(cases, embedder, detector, reader, args, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
@@ -2632,6 +2685,18 @@ class TestDetector(unittest.TestCase):
             ("a", "The fee is £20 for members who book a class online."),
             ("b", "We have raised it: the fee is now £25 at the desk."))]
         self.assertEqual([p.kind for p in alike.detect(contexts, far, "What is the fee?").pairs], ["numerical"])
+
+
+    def test_a_source_the_gate_finds_answering_nothing_is_read_as_none(self) -> None:
+        texts, query = ["The Pro plan costs $20 per month.", "The Pro plan costs $25 per month."], "What does Pro cost?"
+        contexts = [RetrievedContext(Document(f"d{n}", f"D{n}", t), 0.5) for n, t in enumerate(texts)]
+        for gate, answers in (((-1.0,) + (0.0,) * 5, ["", ""]), ((1.0,) + (0.0,) * 5, [t[14:-1] for t in texts])):
+            with mock.patch(f"{__name__}.READING_GATE", gate):
+                report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(2), query)
+            self.assertEqual(([report.answers[c.document.doc_id] for c in contexts], report.has_conflict),
+                             (answers, all(answers)), gate)
+        x = np.array([[1.0, v] for v in (-2.0, -1.0, 1.0, 2.0)])   # separable: the weight on v comes out positive
+        self.assertGreater(logistic_fit(x, np.array([0.0, 0.0, 1.0, 1.0]))[1], 0.5)
 
 
 class TestResolution(unittest.TestCase):
@@ -2859,8 +2924,10 @@ class TestOutputs(CLITestCase):
         overall = result["summary"]["overall"]
         self.assertEqual((overall["cases"], overall["precision"], overall["recall"]), (2, 0.5, 1.0))
         self.assertIsNone(result["summary"]["none"]["recall"])        # no positives: undefined
-        self.assertEqual(first["sources"], [{"doc_id": d, "answer": a, "gold": labels[d]} for d, a in (
-            ("p2", "$25 per month"), ("p1", "$20 per month"), ("o1", ""))])   # '$20 per month' holds the gold '$20'
+        self.assertEqual([{k: s[k] for k in ("doc_id", "answer", "gold")} for s in first["sources"]],
+                         [{"doc_id": d, "answer": a, "gold": labels[d]} for d, a in (
+                             ("p2", "$25 per month"), ("p1", "$20 per month"), ("o1", ""))])   # holds the gold '$20'
+        self.assertEqual([len(s.get("gate", ())) for s in first["sources"]], [6, 6, 0])   # the gate's features
         self.assertEqual(overall["reading"], {"answering_right": 4, "answering_sources": 4, "none_right": 2,
                                               "none_sources": 2})
         self.assertIn("answering sources read right 4/4 | sources that answer nothing read as none 2/2",
