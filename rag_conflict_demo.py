@@ -174,9 +174,8 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
 HEDGE_TOLERANCE = 0.1
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
-# pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/, --top-k 5:
-#   $ python rag_conflict_demo.py --top-k 5 --fit-gate ../shared/data/kb/dev.jsonl ../shared/data/kb/pages.jsonl \
-#         ../shared/data/ramdocs/dev.jsonl cases/*_cases*.jsonl
+# pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/, --top-k 5,
+# by the command in docs/fitting.md (from the features --eval --json gives each source: "gate").
 READING_GATE = (1.476, 1.329, -5.162, 3.257, -0.388, -1.36)   # bias, relevance, score gap, words, a figure, share
 
 # -----------------------------------------------------------------------------
@@ -2167,35 +2166,6 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
     return {"cases": rows, "summary": summary}
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> np.ndarray:
-    """An L2-regularised logistic regression's weights, by Newton's method; x: (n, d) with a bias column, y: 0/1."""
-    w = np.zeros(x.shape[1])
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-x @ w))
-        w -= np.linalg.solve(x.T @ (x * (p * (1 - p))[:, None]) + l2 * np.eye(len(w)), x.T @ (p - y) + l2 * w)
-    return w
-
-
-def fit_gate(paths: Sequence[str], embedder: Embedder, detector: ConflictDetector, reader: Reader,
-             args: argparse.Namespace) -> dict[str, Any]:
-    """READING_GATE fitted on every file's labelled sources, and how each file fares with a gate fitted on the rest."""
-    found = {}   # file -> [(gate features, 1 when the page answers)]
-    for path in paths:
-        rows = run_eval(load_cases(path), embedder, detector, reader, args)["cases"]
-        found[path] = [(s["gate"], float(bool(s["gold"].strip()))) for r in rows for s in r["sources"]
-                       if "gate" in s and "gold" in s]
-
-    def fitted(files: Sequence[str]) -> np.ndarray:
-        x, y = zip(*(pair for f in files for pair in found[f]))
-        return logistic_fit(np.array(x), np.array(y))
-    held = {}
-    for path in paths:
-        kept = [(y, float(np.dot(x, fitted([f for f in paths if f != path])) >= 0)) for x, y in found[path]]
-        held[path] = {f"{name}_read": f"{sum(k == y for y, k in kept if y == label):.0f}/"
-                      f"{sum(y == label for y, _ in kept):.0f}" for name, label in (("answering", 1), ("none", 0))}
-    return {"READING_GATE": [round(float(v), 3) for v in fitted(paths)], "held_out": held}
-
-
 def render_eval(summary: dict[str, dict[str, Any]]) -> str:
     """The --eval table: one row per category, then overall."""
     def cell(value: float | None, width: int) -> str:
@@ -2441,7 +2411,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for standard input), answered "
                                                         "in turn with the models loaded once")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
-    run.add_argument("--fit-gate", nargs="+", metavar="CASES", help="fit READING_GATE on labelled case files (JSON)")
     run.add_argument("--bench", action="store_true", help="measure load, question and scaling times, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
@@ -2559,16 +2528,13 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
     palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
     if args.eval:
         cases = load_cases(args.eval)
-    elif not (args.bench or args.fit_gate):                               # a bad file fails before any model loads
+    elif not args.bench:                               # a bad file fails before any model loads
         docs = load_documents(args.kb) if args.kb else demo_knowledge_base()
         asked = (args.query or []) + (read_queries(args.queries) if args.queries else [])
     if args.bench:
         print(json.dumps(run_bench(args), indent=2))
         return 0
     embedder, detector, reader = models(args)
-    if args.fit_gate:
-        print(json.dumps(fit_gate(args.fit_gate, embedder, detector, reader, args), indent=2))
-        return 0
     if args.eval:
         result = run_eval(cases, embedder, detector, reader, args, progress=not args.quiet)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
@@ -2696,8 +2662,6 @@ class TestDetector(unittest.TestCase):
                 report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(2), query)
             self.assertEqual(([report.answers[c.document.doc_id] for c in contexts], report.has_conflict),
                              (answers, all(answers)), gate)
-        x = np.array([[1.0, v] for v in (-2.0, -1.0, 1.0, 2.0)])   # separable: the weight on v comes out positive
-        self.assertGreater(logistic_fit(x, np.array([0.0, 0.0, 1.0, 1.0]))[1], 0.5)
 
 
 class TestResolution(unittest.TestCase):
