@@ -828,8 +828,9 @@ class ConflictDetector:
         answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
         readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         features = gate_features(readings, contexts)   # a source the gate finds answering nothing is read as none
-        readings = [r if x @ READING_GATE >= 0 else replace(r, values=(), states=(), mentions=(), aside=())
-                    for r, x in zip(readings, features)]
+        readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=(),
+                                                                                  aside=()))
+                    for r, keep in zip(readings, (features @ np.array(READING_GATE) >= 0).tolist())]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
         # when the pages are less alike (a press release and an annual review giving one year's visitors).
