@@ -175,8 +175,8 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
 HEDGE_TOLERANCE = 0.1
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
-# pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/, --top-k 5,
-# by the command in docs/fitting.md (from the features --eval --json gives each source: "gate").
+# pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/ (but the
+# held-out kb_siblings), --top-k 5, by the command in docs/fitting.md (from the features --eval --json gives).
 READING_GATE = (1.476, 1.329, -5.162, 3.257, -0.388, -1.36)   # bias, relevance, score gap, words, a figure, share
 
 # -----------------------------------------------------------------------------
