@@ -69,7 +69,6 @@ HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local
 HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
-SIGNAL_TOPIC_THRESHOLD = 0.65    # ... for a revision word on one side only, which states no answer of its own
 MAX_REVISED_ANSWERS = 2          # a cluster with more answers (by value) than this is surfaced, not decided by date
 RESTATED_TOLERANCE = 0.1        # a figure of a subject named otherwise this near another source's answer restates it
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
@@ -864,8 +863,7 @@ class ConflictDetector:
         for i, j, v, sim in zip(rows.tolist(), cols.tolist(), verdict_of.tolist(), sims[rows, cols].tolist()):
             kind, why, said_i, said_j = verdicts[v]
             if kind == "signal":       # a revision word on one side only does not contradict a page dated after it
-                if sim < SIGNAL_TOPIC_THRESHOLD and not both[i, j] or any(   # (nan: undated, never after)
-                        readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i))):
+                if any(readings[x].signals and times[x] < times[y] for x, y in ((i, j), (j, i))):   # (nan: undated)
                     continue
                 said_i, said_j = (signal_claim(readings[i]),), (signal_claim(readings[j]),)   # each its own words
             pairs.append(ConflictPair(doc_ids[i], doc_ids[j], kind, why, sim, said_i, said_j))
