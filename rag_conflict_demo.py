@@ -830,7 +830,7 @@ class ConflictDetector:
         readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         features = gate_features(readings, contexts)   # a source the gate finds answering nothing is read as none
         readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=(),
-                                                                                  aside=()))
+                                                                                  aside=()))   # made once a reading
                     for r, keep in zip(readings, (features @ np.array(READING_GATE) >= 0).tolist())]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
@@ -2116,7 +2116,7 @@ def read_right(read: str, gold: str) -> bool:
     return contains_gold(read, [gold]) or contains_gold(gold, [read])
 
 
-def source_reading(doc: Document, report: ConflictReport) -> dict[str, str]:
+def source_reading(doc: Document, report: ConflictReport) -> dict[str, Any]:
     """What was read from a retrieved source ("" nothing), beside its label ('gold') when the case gives one."""
     gold = {"gold": doc.metadata["answer"]} if isinstance(doc.metadata.get("answer"), str) else {}
     gate = {"gate": report.gate[doc.doc_id]} if doc.doc_id in report.gate else {}
@@ -2133,11 +2133,11 @@ def _prf(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Detection and answer scores of some evaluated cases (at least one)."""
     flag_all = _prf([{**r, "detected": True} for r in rows])["f1"]
-    labelled = [(bool(s["gold"].strip()), read_right(s["answer"], s["gold"])) for r in rows for s in r["sources"]
-                if "gold" in s]
-    reading = {f"{name}_{count}": sum(right if count == "right" else 1 for answers, right in labelled
-                                      if answers == (name == "answering")) for name in ("answering", "none")
-               for count in ("right", "sources")}
+    labelled = [s for r in rows for s in r["sources"] if "gold" in s]
+    answering = [read_right(s["answer"], s["gold"]) for s in labelled if s["gold"].strip()]
+    nothing = [not s["answer"].strip() for s in labelled if not s["gold"].strip()]
+    reading = {"answering_right": sum(answering), "answering_sources": len(answering), "none_right": sum(nothing),
+               "none_sources": len(nothing)}
     return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all, "reading": reading,
             **{f"{mode}_{name}": fmean(r[mode][key] for r in rows) for key, name in
                (("correct", "accuracy"), ("gold_in_context", "gold_in_context")) for mode in ("naive", "resolved")},
