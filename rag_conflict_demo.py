@@ -2135,7 +2135,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     flag_all = _prf([{**r, "detected": True} for r in rows])["f1"]
     labelled = [s for r in rows for s in r["sources"] if "gold" in s]
     answering = [read_right(s["answer"], s["gold"]) for s in labelled if s["gold"].strip()]
-    nothing = [not s["answer"].strip() for s in labelled if not s["gold"].strip()]
+    nothing = [read_right(s["answer"], s["gold"]) for s in labelled if not s["gold"].strip()]
     reading = {"answering_right": sum(answering), "answering_sources": len(answering), "none_right": sum(nothing),
                "none_sources": len(nothing)}
     return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all, "reading": reading,
@@ -2577,9 +2577,10 @@ def offline_models(args: argparse.Namespace | None = None) -> Models:
     return embedder, ConflictDetector(parser, 0.2, vectors), EmbeddingReader(embedder, parser, vectors)
 
 
-def offline_pipeline(top_k: int = DEFAULT_TOP_K) -> ConflictAwareRAG:
+def offline_pipeline(top_k: int = DEFAULT_TOP_K, docs: Sequence[Document] = ()) -> ConflictAwareRAG:
+    """The pipeline on the offline models, over docs (default: the demo knowledge base)."""
     embedder, detector, reader = offline_models()
-    return ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), detector, reader, top_k)
+    return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder), detector, reader, top_k)
 
 
 def reading(text: str, query: str, doc_id: str = "x") -> Reading:
@@ -2739,8 +2740,7 @@ class TestPipeline(unittest.TestCase):
         asked = {"How much does a single ride cost?": ("$3", "$3.00"), "How much does the annual pass cost?": ("$90",),
                  "How many stations does Northwind Bikes have?": ("120 stations",)}
         for k in (3, 10):
-            embedder, detector, reader = offline_models()
-            rag = ConflictAwareRAG(Retriever(docs, embedder, vectors=detector.vectors), detector, reader, k, False)
+            rag = offline_pipeline(k, docs)
             for query, answers in asked.items():
                 resolved = rag.ask(query)[1]
                 self.assertTrue(any(a in resolved.answer for a in answers), (k, query))
