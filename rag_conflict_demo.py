@@ -175,8 +175,9 @@ HEDGE_TOLERANCE = 0.1
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
 # pages' own `answer` labels ("" or not) of the shared kb/dev, kb/pages and RAMDocs dev sets and cases/ (but the
-# held-out kb_siblings), --top-k 5, by the command in docs/fitting.md (from the features --eval --json gives).
-READING_GATE = (1.476, 1.329, -5.162, 3.257, -0.388, -1.36)   # bias, relevance, score gap, words, a figure, share
+# held-out kb_siblings and kb_audit), --top-k 5, by the command in docs/fitting.md (from the features --eval --json
+# gives).
+READING_GATE = (1.5, 1.603, -5.025, 3.171, -0.386, -1.556)   # bias, relevance, score gap, words, a figure, share
 
 # -----------------------------------------------------------------------------
 # records
@@ -490,7 +491,8 @@ class SentenceVectors:
 
 
 def sentence_texts(text: str, outline: Sequence[Outline]) -> list[str]:
-    return [text[o.start:o.end] for o in outline]
+    """Each sentence as its meaning is read: a table row or list item under its heading and table header."""
+    return [o.context + text[o.start:o.end] for o in outline]
 
 
 def answering_sentences(outline: Sequence[Outline], question: Question, n: int = 2,
@@ -660,7 +662,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
                                     if v.kind == "number")   # read only where the source answers nothing else
     return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
-                   len(question.words & s.words), text[s.start:s.end], len(question.words),
+                   len(question.words & s.words), sentence_texts(text, parser.outline(text)[chosen:chosen + 1])[0],
+                   len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
@@ -1019,20 +1022,21 @@ class EmbeddingReader:
         read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
         asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
                                                                  read, self.vectors)
-        found, names = [], []   # each sentence's span, its answer's span, value, question words held
+        found, names = [], []   # each sentence's meaning text, its answer's span, value, question words held
         for p, (offset, text) in enumerate(passages):
-            for s in read[p].values():
+            outline = self.parser.outline(text)
+            for i, s in read[p].items():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
                 v = next(iter(values_asked(s, asked)), None)
                 names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
-                span = (offset + s.start, offset + s.end)
-                found.append((span, (offset + v.start, offset + v.end) if v else span, v, len(asked.words & s.words)))
+                span = (offset + v.start, offset + v.end) if v else (offset + s.start, offset + s.end)
+                found.append((sentence_texts(text, outline[i:i + 1])[0], span, v, len(asked.words & s.words)))
         if not found:
             return Answer("", 0.0)
         keep = sorted(range(len(found)), key=lambda n: (found[n][2] is None, -found[n][3]))[:READER_CANDIDATES]
-        spans, answers, values, overlap = zip(*(found[n] for n in sorted(keep)))   # in reading order
-        vectors = self.vectors.of([question] + [context[s:e] for s, e in spans])
+        meant, answers, values, overlap = zip(*(found[n] for n in sorted(keep)))   # in reading order
+        vectors = self.vectors.of([question, *meant])
         typed = np.array([v is not None for v in values])
         scores = (vectors[1:] @ vectors[0] + READER_TYPE_BONUS * typed
                   + READER_OVERLAP_WEIGHT * np.array(overlap) / max(1, len(asked.words)))
@@ -1162,6 +1166,8 @@ class Outline(NamedTuple):
     start: int                      # character offsets into the document's text
     end: int
     words: frozenset[str]           # Snowball stems of its content words
+    context: str = ""               # a table row's or list item's heading and table header, read before it
+    header: str = ""                # a table row's table header row
 
 
 class Parser:
@@ -1198,7 +1204,9 @@ class Parser:
         texts = list(dict.fromkeys(texts))
         for text in [t for t in texts if t not in self._outlines]:
             doc = self.splitter(self.nlp.make_doc(text))
-            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x))
+            contexts = line_contexts(text)
+            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x),
+                                                 *contexts.get(text.rfind("\n", 0, x[0].idx) + 1, ("", "")))
                                          for s in doc.sents for x in lines(s))
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
@@ -1221,7 +1229,8 @@ class Parser:
         if missing := {i: text[outline[i].start:outline[i].end] for i in which if (text, i) not in self._placed}:
             self._parse(list(missing.values()))
             for i, sentence in missing.items():
-                self._placed[text, i] = headed(shifted(self._parsed[sentence], outline[i].start), text)
+                self._placed[text, i] = headed(shifted(self._parsed[sentence], outline[i].start), text,
+                                               outline[i].header)
             _drop_oldest(self._placed, 500_000)
         return {i: self._placed[text, i] for i in which}
 
@@ -1232,6 +1241,24 @@ class Parser:
 
     def question(self, text: str) -> Question:
         return _memo(self._questions, text, lambda: analyse_question(self.nlp(text), self), 10_000)
+
+
+def line_contexts(text: str) -> dict[int, tuple[str, str]]:
+    """What each table row or list item, by its line's offset, is read under (the heading above it, its table's
+    header), and a table row's header."""
+    contexts, heading, table, at = {}, "", [], 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        heading = stripped.lstrip("#").strip() if stripped.startswith("#") else heading
+        if not stripped.startswith("|"):
+            table = []
+        elif len(table) < 3:
+            table.append(stripped)                      # its header, the rule under it, a row: enough to tell
+        header = table[0] if len(table) == 3 and re.fullmatch(r"[|:\-\s]+", table[1]) else ""
+        if stripped.startswith(("|", "- ", "* ", "• ")) and (heading or header):
+            contexts[at] = (f"{heading} {header}".strip() + ": ", header)
+        at += len(line) + 1
+    return contexts
 
 
 def lines(sentence: Span) -> list[Span]:
@@ -1250,15 +1277,11 @@ def shared_parser() -> Parser:
         raise ModelError(f"{exc}: pip install -r requirements.txt") from None
 
 
-def headed(sentence: Sentence, text: str) -> Sentence:
+def headed(sentence: Sentence, text: str, header: str) -> Sentence:
     """A markdown table row with each figure qualified by its column's header ('Off-Peak Return' over '£20.90')."""
-    if not text.startswith("|", sentence.start):
+    if not header:
         return sentence
-    above = text[:sentence.start].split("\n")[:-1]    # the lines above the row's; the table's first is its header
-    rows = list(itertools.takewhile(lambda line: line.lstrip().startswith("|"), reversed(above)))[::-1]
-    if len(rows) < 2 or not re.fullmatch(r"[|:\-\s]+", rows[1]):
-        return sentence
-    heads = [frozenset(re.findall(r"[a-z]+", cell.lower())) for cell in rows[0].strip().strip("|").split("|")]
+    heads = [frozenset(re.findall(r"[a-z]+", cell.lower())) for cell in header.strip("|").split("|")]
     column = [text.count("|", sentence.start, v.start) - 1 for v in sentence.values]
     return replace(sentence, values=tuple(replace(v, qualifier=v.qualifier | heads[n]) if v.kind == "number"
                                           and 0 <= n < len(heads) else v for v, n in zip(sentence.values, column)))
@@ -2620,6 +2643,9 @@ class TestLanguage(unittest.TestCase):
         for text, said in (("Sat nav is included at no extra cost on all cars.", ()),   # a word shared, of another
                            ("Adding an additional driver is included at no extra cost.", (("stance", 1),))):   # thing
             self.assertEqual(tuple(v.key for v in detector.reading(Document("x", "x", text), asked).states), said, text)
+        table = "## Poster printing\n| Size | Price |\n|---|---|\n| A1 | £18.00 |\nPrices include VAT."   # a row's meaning:
+        self.assertEqual(sentence_texts(table, shared_parser().outline(table))[3:],   # its heading, its table header
+                         ["Poster printing | Size | Price |: | A1 | £18.00 |", "Prices include VAT."])
         change = reading("A ride now costs $3.00, up from $2.50.", "How much does a ride cost?")
         self.assertEqual([v.text for v in change.mentions], ["$3.00"])   # what a change leaves behind is no answer
 
