@@ -1546,8 +1546,8 @@ def date_values(ent: Span) -> list[Value]:
         start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in HEDGES)   # 'about 1835'
         return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
-    if unit and (parsed := parse_figure(text)):        # a duration, in days; 'every 20 minutes' an interval
-        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"
+    if unit and (parsed := parse_figure(text)) and not former(ent.root):   # a duration in days, but not what a
+        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"   # change left: 'up from 48 hours
         return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start, ent.end, ent.root, "DATE",
                        _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
@@ -2643,9 +2643,9 @@ class TestLanguage(unittest.TestCase):
         for text, said in (("Sat nav is included at no extra cost on all cars.", ()),   # a word shared, of another
                            ("Adding an additional driver is included at no extra cost.", (("stance", 1),))):   # thing
             self.assertEqual(tuple(v.key for v in detector.reading(Document("x", "x", text), asked).states), said, text)
-        table = "## Poster printing\n| Size | Price |\n|---|---|\n| A1 | £18.00 |\nPrices include VAT."   # a row's meaning:
-        self.assertEqual(sentence_texts(table, shared_parser().outline(table))[3:],   # its heading, its table header
-                         ["Poster printing | Size | Price |: | A1 | £18.00 |", "Prices include VAT."])
+        table = "## Poster printing\n| Size | Price |\n|---|---|\n| A1 | £18.00 |\nPrices include VAT."
+        self.assertEqual(sentence_texts(table, shared_parser().outline(table))[3:],   # a row's meaning: its heading,
+                         ["Poster printing | Size | Price |: | A1 | £18.00 |", "Prices include VAT."])   # its header
         change = reading("A ride now costs $3.00, up from $2.50.", "How much does a ride cost?")
         self.assertEqual([v.text for v in change.mentions], ["$3.00"])   # what a change leaves behind is no answer
 
