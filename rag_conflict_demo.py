@@ -167,8 +167,8 @@ CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eu
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
               "rupee": "₹"}
 SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
-TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0, "fortnight": 14.0,
-              "month": 30.44, "year": 365.25}   # in days: '45 days' and 'six weeks' compare; months are inexact
+TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
+              "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '45 days', 'six weeks' compare; months inexact
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
