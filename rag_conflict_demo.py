@@ -1249,7 +1249,7 @@ def line_contexts(text: str) -> dict[int, tuple[str, str]]:
     contexts, heading, table, at = {}, "", [], 0
     for line in text.split("\n"):
         stripped = line.strip()
-        heading = stripped.lstrip("#").strip() if stripped.startswith("#") else heading
+        heading = stripped.lstrip("#").strip() if re.match(r"#{1,6}\s", stripped) else heading   # not '#1 in town'
         if not stripped.startswith("|"):
             table = []
         elif len(table) < 3:
