@@ -1204,10 +1204,9 @@ class Parser:
         texts = list(dict.fromkeys(texts))
         for text in [t for t in texts if t not in self._outlines]:
             doc = self.splitter(self.nlp.make_doc(text))
-            contexts = line_contexts(text)
-            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x),
-                                                 *contexts.get(text.rfind("\n", 0, x[0].idx) + 1, ("", "")))
-                                         for s in doc.sents for x in lines(s))
+            spans = [x for s in doc.sents for x in lines(s)]
+            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x), *context)
+                                         for x, context in zip(spans, line_contexts(text, [x[0].idx for x in spans])))
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
         _drop_oldest(self._outlines, 200_000)
@@ -1243,10 +1242,10 @@ class Parser:
         return _memo(self._questions, text, lambda: analyse_question(self.nlp(text), self), 10_000)
 
 
-def line_contexts(text: str) -> dict[int, tuple[str, str]]:
-    """What each table row or list item, by its line's offset, is read under (the heading above it, its table's
-    header), and a table row's header."""
-    contexts, heading, table, at = {}, "", [], 0
+def line_contexts(text: str, starts: Sequence[int]) -> list[tuple[str, str]]:
+    """For the sentences starting at starts (ascending): what the table row or list item each stands in is read under
+    (the heading above it, its table's header) and a table row's header; ("", "") in prose. One pass over the lines."""
+    contexts, heading, table, at = [], "", [], 0
     for line in text.split("\n"):
         stripped = line.strip()
         heading = stripped.lstrip("#").strip() if re.match(r"#{1,6}\s", stripped) else heading   # not '#1 in town'
@@ -1255,9 +1254,11 @@ def line_contexts(text: str) -> dict[int, tuple[str, str]]:
         elif len(table) < 3:
             table.append(stripped)                      # its header, the rule under it, a row: enough to tell
         header = table[0] if len(table) == 3 and re.fullmatch(r"[|:\-\s]+", table[1]) else ""
-        if stripped.startswith(("|", "- ", "* ", "• ")) and (heading or header):
-            contexts[at] = (f"{heading} {header}".strip() + ": ", header)
-        at += len(line) + 1
+        at += len(line) + 1                             # the line ends here: its sentences are those before
+        row = stripped.startswith(("|", "- ", "* ", "• ")) and (heading or header)   # a table row or list item
+        read_under = (f"{heading} {header}".strip() + ": ", header) if row else ("", "")
+        while len(contexts) < len(starts) and starts[len(contexts)] < at:
+            contexts.append(read_under)
     return contexts
 
 
@@ -1547,7 +1548,7 @@ def date_values(ent: Span) -> list[Value]:
         return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     if unit and (parsed := parse_figure(text)) and not former(ent.root):   # a duration in days, but not what a
-        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"   # change left: 'up from 48 hours
+        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"   # change left ('up from 48 hours')
         return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start, ent.end, ent.root, "DATE",
                        _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
@@ -2686,7 +2687,6 @@ class TestDetector(unittest.TestCase):
             ("a", "The fee is £20 for members who book a class online."),
             ("b", "We have raised it: the fee is now £25 at the desk."))]
         self.assertEqual([p.kind for p in alike.detect(contexts, far, "What is the fee?").pairs], ["numerical"])
-
 
     def test_a_source_the_gate_finds_answering_nothing_is_read_as_none(self) -> None:
         texts, query = ["The Pro plan costs $20 per month.", "The Pro plan costs $25 per month."], "What does Pro cost?"
