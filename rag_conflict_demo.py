@@ -168,7 +168,7 @@ CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eu
               "rupee": "₹"}
 SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
-              "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '45 days', 'six weeks' compare; months inexact
+              "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
@@ -1022,16 +1022,19 @@ class EmbeddingReader:
         read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
         asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
                                                                  read, self.vectors)
-        found, names = [], []   # each sentence's meaning text, its answer's span, value, question words held
+        # Each sentence's meaning as the detector read (and encoded) it: under its heading, across a blank line.
+        starts = sorted(offset + s.start for (offset, _), sentences in zip(passages, read) for s in sentences.values())
+        read_under = dict(zip(starts, line_contexts(context, starts)))
+        found, names = [], []   # each sentence's meaning, its answer's span, value, question words held
         for p, (offset, text) in enumerate(passages):
-            outline = self.parser.outline(text)
-            for i, s in read[p].items():
+            for s in read[p].values():
                 if text[s.start:s.end].rstrip("\"”')]").endswith("?"):
                     continue                           # a question restates, it never answers
                 v = next(iter(values_asked(s, asked)), None)
                 names += [(w.key, offset + w.start, offset + w.end) for w in s.values if w.kind == "name"]
                 span = (offset + v.start, offset + v.end) if v else (offset + s.start, offset + s.end)
-                found.append((sentence_texts(text, outline[i:i + 1])[0], span, v, len(asked.words & s.words)))
+                meaning = read_under[offset + s.start][0] + text[s.start:s.end]
+                found.append((meaning, span, v, len(asked.words & s.words)))
         if not found:
             return Answer("", 0.0)
         keep = sorted(range(len(found)), key=lambda n: (found[n][2] is None, -found[n][3]))[:READER_CANDIDATES]
