@@ -69,7 +69,6 @@ HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local
 HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
-MAX_REVISED_ANSWERS = 2          # a cluster with more answers (by value) than this is surfaced, not decided by date
 RESTATED_TOLERANCE = 0.1        # a figure of a subject named otherwise this near another source's answer restates it
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
@@ -308,7 +307,6 @@ class ConflictReport:
     answers: dict[str, str] = field(default_factory=dict, compare=False, hash=False)   # doc_id -> its answer
     siblings: frozenset[str] = frozenset()   # doc_ids of pages about another thing of the kind named: set aside
     gate: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False, hash=False)   # gate_features
-    values: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)   # doc_id -> its answer's value
 
 
 @dataclass(frozen=True)
@@ -872,10 +870,8 @@ class ConflictDetector:
             pairs.append(ConflictPair(doc_ids[i], doc_ids[j], kind, why, sim, said_i, said_j))
         answers = {c.document.doc_id: "" if r.doc_id in siblings else r.answer or ", ".join(v.text for v in r.states)
                    for c, r in zip(contexts, readings)}   # a sibling's page answers nothing about the thing asked
-        values = {r.doc_id: (v.kind, v.key[:2] if v.kind == "number" else v.key) for r in readings if r.values
-                  for v in r.values[:1]}   # its answer by value: '$3' and '$3.00' are one
         gate = {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]}
-        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings), gate, values)
+        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings), gate)
 
     def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """compare_readings, kept per pair of contents: a query asked again reuses it."""
@@ -963,16 +959,11 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     return clusters
 
 
-def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = (), values: dict[str, Any] | None = None
-                    ) -> Cluster:
+def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()) -> Cluster:
     """Of two dated members that contradict each other the older goes; what dates cannot decide surfaces."""
     ids, pairs = tuple(d.doc_id for d in docs), list(pairs)
     if opinions := [d.doc_id for d in docs if d.metadata.get("kind") == "opinion"]:
         return Cluster(ids, ids, (), "surface", f"opinion: {', '.join(opinions)}")
-    said = {(values or {}).get(doc, " ".join(claims).lower()) for p in pairs if p.a in ids and p.b in ids
-            for doc, claims in ((p.a, p.claims_a), (p.b, p.claims_b))}   # '$3' and '$3.00' are one answer
-    if len(said) > MAX_REVISED_ANSWERS:             # a change replaces an answer; many answers are a dispute
-        return Cluster(ids, ids, (), "surface", f"{len(said)} different answers: dates tell no current one")
     time_of = {d.doc_id: _stamp_seconds(d.timestamp) for d in docs}   # nan: undated, never older or newer
     if bad := [d for d in docs if d.timestamp.strip() and math.isnan(time_of[d.doc_id])]:
         raise InputError(f"document {bad[0].doc_id!r} has unparseable timestamp {bad[0].timestamp!r}")
@@ -990,7 +981,7 @@ def resolve_cluster(docs: Sequence[Document], pairs: Iterable[ConflictPair] = ()
 def resolve(contexts: Sequence[RetrievedContext], report: ConflictReport) -> Resolution:
     """Cluster-aware recency: the stale side of each dated contradiction goes, and pages about siblings of the asked."""
     by_id = {c.document.doc_id: c for c in contexts}
-    clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs, report.values)
+    clusters = tuple(resolve_cluster([by_id[i].document for i in members], report.pairs)
                      for members in conflict_clusters(list(by_id), report.pairs))
     discarded = {d for c in clusters for d in c.discarded} | report.siblings
     return Resolution(tuple(c for c in contexts if c.document.doc_id not in discarded), clusters)
