@@ -69,7 +69,6 @@ HUB_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # used when no local
 HUB_QA_MODEL = "deepset/minilm-uncased-squad2"              # extractive SQuAD2 reader
 DEFAULT_TOP_K = 3
 DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to compare their answers
-RESTATED_TOLERANCE = 0.1        # a figure of a subject named otherwise this near another source's answer restates it
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
@@ -272,7 +271,6 @@ class Reading:
     asked: int = 0                  # ... of how many
     mentions: tuple[Value, ...] = ()   # every value of the kind asked in its answering sentences
     relevance: float = 0.0          # cosine of the answering sentence to the question (0 without vectors)
-    aside: tuple[Value, ...] = ()   # figures asked of a subject named otherwise ('footfall', asked visitors)
     kind: str = ""                  # the kind of value asked: number | date | name | thing | state
 
     @property
@@ -285,7 +283,7 @@ class Reading:
         def said(values: tuple[Value, ...]) -> tuple[Any, ...]:
             return tuple((v.kind, v.key, v.text, v.hedged, v.about) for v in values)
         return (said(self.values), said(self.states), said(self.mentions), self.signals, self.overlap > 0,
-                self.overlap * 2 >= self.asked, bool(self.aside), self.kind)
+                self.overlap * 2 >= self.asked, self.kind)
 
 
 class ConflictPair(NamedTuple):
@@ -505,7 +503,7 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     return [i for _, i in sorted(scored)[:n]]
 
 
-def values_asked(sentence: Sentence, question: Question, subjects: bool = True) -> tuple[Value, ...]:
+def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
     """The sentence's values of the kind asked, bar restatements and other subjects; the question's best-named first."""
     kind, labels = ASKED_KINDS.get(question.asks), ENTITY_KINDS.get(question.asks)
     found = []
@@ -524,7 +522,7 @@ def values_asked(sentence: Sentence, question: Question, subjects: bool = True) 
             continue                                   # an identity answers in a clause that names what is asked
         if v.kind == "state" and (v := stance(v, question)) is None:
             continue
-        if (v.kind in ("number", "state") or choice_head(v)) and off_question(v, sentence, question, subjects):
+        if (v.kind in ("number", "state") or choice_head(v)) and off_question(v, sentence, question):
             continue
         found.append(v)
     return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question),
@@ -627,11 +625,11 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
     return replace(question, near=frozenset(t for t, ok in zip(said, near.tolist()) if ok))
 
 
-def off_question(v: Value, sentence: Sentence, question: Question, subjects: bool = True) -> bool:
+def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
     """A figure, choice or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if subjects and v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and any(
+    if v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and any(
             w not in DOERS and w.removesuffix("s") not in DOERS for w in v.subject) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
@@ -657,15 +655,13 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
                    and (v := priced(u, question)).kind == "state" and (w := stance(v, question)))   # only a rule asked
-    aside = () if values else tuple(v for i in best for v in values_asked(parsed[i], question, subjects=False)
-                                    if v.kind == "number")   # read only where the source answers nothing else
     return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
                    len(question.words & s.words), sentence_texts(text, parser.outline(text)[chosen:chosen + 1])[0],
                    len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
-                   float(cosines[chosen]) if cosines is not None else 0.0, aside, kind or "")
+                   float(cosines[chosen]) if cosines is not None else 0.0, kind or "")
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -729,19 +725,10 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
                 agree(z, y) for z in a.states for y in opposed if z is not x):
             return "state", f"opposite states: {x.text} vs {opposed[0].text}", (x.text,), (opposed[0].text,)
     if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and all(
-            r.values or r.kind == "state" for r in (a, b) if r.signals) and not any(   # a revision word says only of
-            r.aside and not r.values for r in (a, b)):   # what its page answers; a figure of another thing is none
+            r.values or r.kind == "state" for r in (a, b)):   # a revision word, where both pages answer the question
         said = [signal_claim(r) for r in (a, b)]
         return "signal", f"a revision word on one side only: {said[0]} vs {said[1]}", (said[0],), (said[1],)
     return None
-
-
-def restated(r: Reading, answers: Iterable[Value]) -> Reading:
-    """A figure of a subject named otherwise answers after all within RESTATED_TOLERANCE of another's answer."""
-    gaps = [(abs(v.key[1] - a.key[1]) / max(abs(a.key[1]), abs(v.key[1]), 1e-9), n) for n, v in enumerate(r.aside)
-            for a in answers if comparable(v, a)]
-    gap, n = min(gaps, default=(1.0, 0))             # the nearest: an equal figure agrees, a near one is revised
-    return replace(r, values=(r.aside[n],)) if gap <= RESTATED_TOLERANCE else r
 
 
 def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Callable[[list[str]], list[str]]
@@ -827,11 +814,8 @@ class ConflictDetector:
         """The pairs of contexts whose answers to query disagree."""
         question = self.question(query, [c.document.text for c in contexts])
         readings = [self.reading(c.document, question) for c in contexts]
-        answered = {r.values[0] for r in readings if r.values and r.values[0].kind == "number"}
-        readings = [restated(r, answered) if r.aside and not r.values else r for r in readings]
         features = gate_features(readings, contexts)   # a source the gate finds answering nothing is read as none
-        readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=(),
-                                                                                  aside=()))   # made once a reading
+        readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=()))
                     for r, keep in zip(readings, (features @ np.array(READING_GATE) >= 0).tolist())]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
         # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
