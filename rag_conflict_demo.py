@@ -1362,11 +1362,9 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
 def entity_values(ent: Span) -> list[Value]:
     """A named entity as values: a figure with its unit, a time of day, a date or a name; the label a hint."""
     label, doc = ent.label_, ent.doc
-    if label in ("DATE", "TIME") and _CLOCK_RE.search(ent.text):
-        return clock_values(ent)
-    after = ent.end < len(doc) and doc[ent.end].lower_ in _MERIDIEMS   # a time the recogniser took for a count
-    if label in ("CARDINAL", "QUANTITY") and (after or ent[-1].lower_ in _MERIDIEMS):   # ('11 am')
-        return clock_values(doc[ent.start:ent.end + after])
+    after = ent.end < len(doc) and doc[ent.end].lower_ in _MERIDIEMS   # '11 am', the 'am' left out of the entity
+    if label in ("DATE", "TIME", "CARDINAL", "QUANTITY") and _CLOCK_RE.search(doc[ent.start:ent.end + after].text):
+        return clock_values(doc[ent.start:ent.end + after])   # a time of day, whatever the label ('8:30am': CARDINAL)
     if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME")
                                                                  and _PENCE_RE.search(ent.text)):
         return [found] if (found := figure_value(ent)) else []
