@@ -1279,7 +1279,7 @@ _STATE_SIDE = {word: (group, side) for group, *sides in STATE_OPPOSITES
 _MONTHS = {name.lower(): n for n, name in enumerate(__import__("calendar").month_name) if name} | {
     name.lower(): n for n, name in enumerate(__import__("calendar").month_abbr) if name}
 _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
-_NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*([kmbt]n?|mm|p)?(?![\w])", re.I)
+_NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt]n?|mm|p)(?![a-z]))?(?!\d)", re.I)
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
 _MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
@@ -1298,6 +1298,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
+    values += [v for t in doc if not t.ent_type_ and _CLOCK_RE.search(t.text) for v in clock_values(doc[t.i:t.i + 1])]
     values += [*state_values(doc), *thing_values(doc)]
     values, choices = ([replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in found]
                        for found in (qualified(values, doc), choice_values(doc)))
@@ -1464,6 +1465,8 @@ def figure_value(ent: Span) -> Value | None:
             unit = ent[-1].lemma_.lower()
         elif head is not None and head.pos_ == "NOUN" and ent.root.dep_ in ("nummod", "quantmod", "compound"):
             unit, end = head.lemma_.lower(), head.i + 1
+        if not unit and (glued := re.fullmatch(r"[\d.,]+([a-z]+)", ent[-1].lower_)):
+            unit = glued.group(1)                      # a unit written onto its figure: '350gsm'
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
         value, step, unit = *in_days(value, unit), "day"
     if unit in SUBUNITS:                              # '50p' = '£0.50'
