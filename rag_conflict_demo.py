@@ -1463,8 +1463,9 @@ def figure_value(ent: Span) -> Value | None:
         head = ent.root.head if ent.root.head.i >= ent.end else None
         if ent.label_ == "QUANTITY":
             unit = ent[-1].lemma_.lower()
-        elif head is not None and head.pos_ == "NOUN" and ent.root.dep_ in ("nummod", "quantmod", "compound"):
-            unit, end = head.lemma_.lower(), head.i + 1
+        elif head is not None and head.pos_ in ("NOUN", "PROPN") and ent.root.dep_ in ("nummod", "quantmod",
+                                                                                          "compound"):
+            unit, end = head.lemma_.lower(), head.i + 1   # what it counts: '660 stores', '15 GB'
         if not unit and (glued := re.fullmatch(r"[\d.,]+([a-z]+)", ent[-1].lower_)):
             unit = glued.group(1)                      # a unit written onto its figure: '350gsm'
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
