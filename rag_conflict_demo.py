@@ -1505,9 +1505,9 @@ def _hedged(doc: Any, start: int) -> bool:
 
 
 def former(token: Token) -> bool:
-    """What a change leaves behind: 'from' after a verb or 'up' ('rose from $9M'); not 'requests from 100 users'."""
+    """What a change leaves behind: 'rose from $9M'; not 'requests from 100 users', nor the £8 of 'from £6 to £8'."""
     prep = next((a for a in itertools.islice(token.ancestors, 2) if a.dep_ == "prep"), None)
-    return prep is not None and _from_a_change(prep)
+    return prep is not None and _from_a_change(prep) and all(t.lower_ != "to" for t in token.doc[prep.i:token.i])
 
 
 def _from_a_change(prep: Token) -> bool:
