@@ -123,6 +123,7 @@ HOW_KINDS = frozenset("many much old long far big tall large high often heavy so
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often": "interval|duration",
              "soon": "duration", "heavy": "count", "big": "count"}   # the kinds of figure that answer; sources choose
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
+PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
 PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
@@ -1633,6 +1634,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         nxt = wh.nbor(1) if wh.i + 1 < len(doc) else None
         if nxt is not None and nxt.lower_ in HOW_KINDS:
             asks, unit = "number", HOW_UNITS.get(nxt.lower_, "")
+            if nxt.lower_ == "much" and nxt.dep_ != "amod" and any(t.lemma_ in PRICE_VERBS for t in tokens):
+                unit = "money"                            # 'How much does it cost?'; not 'How much storage ...'
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
