@@ -1618,7 +1618,8 @@ def thing_values(sent: Span) -> list[Value]:
 def analyse_question(doc: Any, parser: Parser) -> Question:
     """What a question asks (yes/no, its wh-word, or the noun it asks about), its words, names, years, modifiers."""
     tokens = [t for t in doc if not t.is_punct]
-    wh = next((t for t in tokens if t.tag_ in ("WP", "WP$", "WRB", "WDT")), None)
+    wh = next((t for t in tokens if t.tag_ in ("WP", "WP$", "WRB", "WDT") and all(   # not 'when' of 'when working
+        a.dep_ not in ("advcl", "relcl") for a in (t, *t.ancestors))), None)        # from home' or 'who' of a relcl
     polar = wh is None and any(t.pos_ == "AUX" and (t.i == tokens[0].i or any(   # 'Can I ...?'; an inverted
         c.dep_ in SUBJECTS and c.i > t.i for c in (t.head if t.dep_ != "ROOT" else t).children))   # auxiliary
                                for t in tokens)                                    # 'We're on Pro: can we ...?'
@@ -1647,10 +1648,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     if not asks:
         nouns = sorted((t for t in tokens if t.pos_ in ("NOUN", "VERB", "ADJ")), key=lambda t: (
             t.pos_ == "ADJ" or t.dep_ in ("compound", "amod"), t.i))   # heads first, then their modifiers
-        if wh is not None and wh.dep_ == "det":           # 'What sport ...', 'Which city ...'
-            nouns.insert(0, wh.head)
-        noun = next((t for t in nouns if t.lemma_.lower() in NOUN_KIND),
-                    next((t for t in nouns if t.pos_ == "NOUN"), None))
+        noun = wh.head if wh is not None and wh.dep_ == "det" else next(   # 'Which room ...': a room, whatever
+            (t for t in nouns if t.lemma_.lower() in NOUN_KIND), next((t for t in nouns if t.pos_ == "NOUN"), None))
         focus = noun.lemma_.lower() if noun is not None else ""
         asks = NOUN_KIND.get(focus, "thing" if wh is not None or nouns else "")
         if asks == "thing" and wh is not None and wh.dep_ == "det":   # 'Which carrier', 'What kind of pass'
