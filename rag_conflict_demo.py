@@ -585,10 +585,10 @@ def _unit_fits(unit: str, question: Question) -> bool:
 
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
-    """Where its words do not fix it, the kind of figure asked is the one most sources' sentences hold."""
+    """Where its words do not fix it, the kind of figure asked: the one said of the thing asked, else the commonest."""
     if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
-    kinds: dict[str, list[int]] = {}                  # kind -> [sources holding it, of them saying it of the thing]
+    kinds: dict[str, list[int]] = {}                  # kind -> [sources saying it of the thing, sources holding it]
     holding = 0
     for sentences in sources:
         found = {v for s in sentences for v in s.values if v.kind == "number"
@@ -597,9 +597,9 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
                  and not off_question(v, s, question)}   # a bare count tells no kind: pages are full of them ('[9]')
         holding += bool(found)
         for k in {unit_class(v.key[0]) for v in found}:
-            said = kinds.setdefault(k, [0, 0])        # in a tie, the kind said of the thing asked ('joining deposit')
-            said[0] += 1
-            said[1] += any(v.about & question.modifiers for v in found if unit_class(v.key[0]) == k)
+            said = kinds.setdefault(k, [0, 0])        # first the kind said of the thing asked ('joining deposit')
+            said[0] += any(v.about & question.modifiers for v in found if unit_class(v.key[0]) == k)
+            said[1] += 1
     if not kinds or (question.asks != "number" and (holding < 2 or holding * 2 < len(sources))):
         return question
     return replace(question, asks="number", unit=max(sorted(kinds), key=kinds.__getitem__))
