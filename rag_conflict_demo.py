@@ -1531,7 +1531,7 @@ def state_values(sent: Span) -> list[Value]:
 
 
 def choice_values(sent: Span) -> list[Value]:
-    """Noun phrases that may name which one of a kind ('by DPD', 'the brown-lidded bin'); not 'your laptop'."""
+    """Noun phrases that may name which one of a kind ('by DPD', 'the brown-lidded bin'), not one owned ('your car')."""
     found = []
     for t in sent:
         prep = t.head if t.dep_ == "pobj" else t.head.head if t.dep_ == "dobj" and t.head.dep_ == "pcomp" else t
@@ -1956,7 +1956,7 @@ class DiskIndex:
         digest = hashlib.sha256()
         for part in (Path(__file__).read_bytes(), model.encode(), *(t.encode() for t in texts)):
             digest.update(len(part).to_bytes(8, "little") + part)   # length-prefixed: no two lists hash alike
-        self.key, self.rows = digest.hexdigest(), len(texts)
+        self.key = digest.hexdigest()
         self.path = Path(path) if path else cache_folder() / "index" / f"{self.key[:32]}.npz"
         self.saved = -1                                # sentence vectors in the file (-1: none saved or read)
 
