@@ -644,6 +644,8 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
         return Reading(doc_id)
     parsed = parser.sentences(text, best)
     chosen, values = next(((i, found) for i in best if (found := values_asked(parsed[i], question))), (best[0], ()))
+    line = parser.outline(text)[chosen]               # in a table row, first the figure of a column the question names
+    values = tuple(sorted(values, key=lambda v: -len(question.words & parser.text_words(column(text, line, v.start)))))
     s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
                    and (v := priced(u, question)).kind == "state" and (w := stance(v, question)))   # only a rule asked
@@ -654,6 +656,13 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
                    float(cosines[chosen]) if cosines is not None else 0.0, kind or "")
+
+
+def column(text: str, line: Outline, at: int) -> str:
+    """The header of the table column holding offset at of a row ('Off-Peak' over '£19.60'); '' outside a table."""
+    header = line.context[line.context.find("|"):line.context.rfind("|")].strip("|").split("|")
+    n = text.count("|", line.start, at) - 1
+    return header[n] if "|" in line.context and 0 <= n < len(header) else ""
 
 
 def comparable(x: Value, y: Value) -> bool:
@@ -1131,7 +1140,7 @@ class Outline(NamedTuple):
     """A sentence as split at indexing, before any parse: where it is and its word stems."""
     start: int                      # character offsets into the document's text
     end: int
-    words: frozenset[str]           # Snowball stems of its content words
+    words: frozenset[str]           # Snowball stems of its content words and of its context's
     context: str = ""               # a table row's or list item's heading and table header, read before it
 
 
@@ -1145,6 +1154,7 @@ class Parser:
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
         self._placed: dict[tuple[str, int], Sentence] = {}   # (text, position) -> its analysis, offsets within text
         self._questions: dict[str, Question] = {}
+        self._words: dict[str, frozenset[str]] = {}    # a heading or table header -> text_words()
         self.asked: dict[str, Question] = {}           # a query as the detector last read it of its sources
 
     @functools.cached_property
@@ -1169,8 +1179,9 @@ class Parser:
         for text in [t for t in texts if t not in self._outlines]:
             doc = self.splitter(self.nlp.make_doc(text))
             spans = [x for s in doc.sents for x in lines(s)]
-            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x), context)
-                                         for x, context in zip(spans, line_contexts(text, [x[0].idx for x in spans])))
+            contexts = line_contexts(text, [x[0].idx for x in spans])
+            self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x) | self.text_words(
+                context), context) for x, context in zip(spans, contexts))   # a row's words and its heading's
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
         _drop_oldest(self._outlines, 200_000)
@@ -1200,6 +1211,10 @@ class Parser:
         """Stems of the tokens that carry meaning (no stop words, punctuation or spaces): 'Requests' -> 'request'."""
         return frozenset(self.stem([t.lower_ for t in tokens if not (t.is_stop or t.is_punct or t.is_space)
                                     and any(c.isalnum() for c in t.text)]))
+
+    def text_words(self, text: str) -> frozenset[str]:
+        """The stems of words() of a text that is not parsed (a heading, a table header), tokenised only."""
+        return _memo(self._words, text, lambda: self.words(self.nlp.make_doc(text)))
 
     def question(self, text: str) -> Question:
         return _memo(self._questions, text, lambda: analyse_question(self.nlp(text), self), 10_000)
