@@ -1319,7 +1319,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
                 for t in c.subtree]
-    near = [c for t in path for c in t.children]
+    near = [c for t in path for c in t.children if not start <= c.i < end]   # not its own ('14 days' notice')
     near += [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"]   # 'on the Enterprise plan'
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
