@@ -918,12 +918,7 @@ class NLIConflictDetector(ConflictDetector):
 # resolver: conflict graph, clusters, recency or surface
 
 def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> list[list[str]]:
-    """Connected components of the conflict graph by iterative DFS, in retrieval order; no singletons.
-
-    >>> conflict_clusters(["a", "b", "c", "d"], [ConflictPair("a", "b", "", "", 0, (), ()),
-    ...                                         ConflictPair("b", "c", "", "", 0, (), ())])
-    [['a', 'b', 'c']]
-    """
+    """Connected components of the conflict graph by iterative DFS, in retrieval order; no singletons."""
     neighbours: dict[str, set[str]] = {d: set() for d in doc_ids}
     for p in pairs:
         neighbours[p.a].add(p.b)
@@ -1202,8 +1197,10 @@ class Parser:
         outline, which = self.outline(text), list(which)
         if missing := {i: text[outline[i].start:outline[i].end] for i in which if (text, i) not in self._placed}:
             self._parse(list(missing.values()))
-            for i, sentence in missing.items():
-                self._placed[text, i] = shifted(self._parsed[sentence], outline[i].start)
+            for i, sentence in missing.items():   # analysed on its own: its offsets moved into text
+                s, offset = self._parsed[sentence], outline[i].start
+                values = tuple(replace(v, start=v.start + offset, end=v.end + offset) for v in s.values)
+                self._placed[text, i] = replace(s, start=s.start + offset, end=s.end + offset, values=values)
             _drop_oldest(self._placed, 500_000)
         return {i: self._placed[text, i] for i in which}
 
@@ -1253,14 +1250,6 @@ def shared_parser() -> Parser:
         return Parser()
     except ImportError as exc:
         raise ModelError(f"{exc}: pip install -r requirements.txt") from None
-
-
-def shifted(sentence: Sentence, offset: int) -> Sentence:
-    """A sentence analysed on its own, with its offsets moved into its document."""
-    if not offset:
-        return sentence
-    values = tuple(replace(v, start=v.start + offset, end=v.end + offset) for v in sentence.values)
-    return replace(sentence, start=sentence.start + offset, end=sentence.end + offset, values=values)
 
 
 _STATE_SIDE = {word: (group, side) for group, *sides in STATE_OPPOSITES
@@ -1796,14 +1785,13 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np
 class TransformerReader:
     """An AutoModelForQuestionAnswering (SQuAD2) with spans decoded here; transformers 4.x and 5.x."""
 
-    def __init__(self, name_or_path: str = HUB_QA_MODEL, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
+    def __init__(self, name_or_path: str) -> None:
         self.tokenizer, self.model = load_transformers_model(
             name_or_path, "ForQuestionAnswering", "QA model", "pass --qa-model PATH or --reader embedding")
         if not self.tokenizer.is_fast:
             raise ModelError(f"QA model {name_or_path!r} has no fast tokenizer (offsets are needed)")
         self.max_length = min(READER_MAX_LENGTH, self.model.config.max_position_embeddings)
         self.stride = min(READER_STRIDE, self.max_length // 3)
-        self.max_answer_tokens = max_answer_tokens
 
     def _features(self, question: str, context: str) -> Any:
         """Tokenised windows over context, each with the question (cut to a quarter of a window)."""
@@ -1825,7 +1813,7 @@ class TransformerReader:
         starts, ends = output.start_logits.numpy(), output.end_logits.numpy()
         windows = [(starts[w], ends[w], np.array([s == 1 for s in features.sequence_ids(w)]),
                     features["offset_mapping"][w]) for w in range(starts.shape[0])]
-        return pick_answer(context, windows, self.max_answer_tokens)
+        return pick_answer(context, windows, MAX_ANSWER_TOKENS)
 
 
 def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
@@ -2228,27 +2216,21 @@ def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float, r
     return scaling
 
 
-def _bench_processes(args: argparse.Namespace) -> dict[str, Any]:
-    """Child processes: the whole demo against the floor (bare import and load of its models)."""
+def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
+    """Detection's cost at k = 3..1000; in child processes, the whole demo against its floor (import, load), memory."""
     me = str(Path(__file__).resolve())
     model = resolve_embed_model(args.embed_model)
+    scaling = _bench_scaling(SentenceEmbedder(model), shared_parser(), args.topic_threshold, repeats)
     floor_code = ("import sentence_transformers\n"
                   f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
     floor, demo = zip(*[(_timed_child((), floor_code), _timed_child(["--quiet", "--no-color", "--reader", args.reader]))
                         for _ in range(3)])             # alternate, so drift hits both alike
     floor_s, demo_s = median(t for t, _, _ in floor), median(t for t, _, _ in demo)
-    return {"demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
-                              "ratio": round(demo_s / floor_s, 3),
-                              "floor_peak_rss_mb": round(max(m for _, m, _ in floor), 1),
-                              "demo_peak_rss_mb": round(max(m for _, m, _ in demo), 1)}}
-
-
-def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
-    """Detection's cost at k = 3..1000, the whole demo against its floor, memory."""
-    embedder = SentenceEmbedder(resolve_embed_model(args.embed_model))
-    return {"detect_scaling": _bench_scaling(embedder, shared_parser(), args.topic_threshold, repeats),
-            **_bench_processes(args)}
+    return {"detect_scaling": scaling, "demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
+                                                         "ratio": round(demo_s / floor_s, 3),
+                                                         "floor_peak_rss_mb": round(max(m for _, m, _ in floor), 1),
+                                                         "demo_peak_rss_mb": round(max(m for _, m, _ in demo), 1)}}
 
 
 # -----------------------------------------------------------------------------
@@ -2964,7 +2946,6 @@ class TestModelPlumbing(unittest.TestCase):
 
 def run_tests(with_models: bool = False) -> int:
     """Run the test classes with network access blocked; heavy imports count as a failure."""
-    import doctest
     import socket
     attempts: list[Any] = []
 
@@ -2984,7 +2965,6 @@ def run_tests(with_models: bool = False) -> int:
                              if t], questions=[r["ask"] for r in examples() if "ask" in r])   # one batch each
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
-    suite.addTests(doctest.DocTestSuite(sys.modules[__name__]))   # the examples in docstrings
     if with_models:
         suite.addTests(loader.loadTestsFromTestCase(TestModelPlumbing))
     with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
