@@ -207,7 +207,7 @@ class Value:
     about: frozenset[tuple[str, str]] = frozenset()   # (head noun, modifier) lemmas of its clause: 'tier', 'premium'
     clause: frozenset[str] = frozenset()   # stems of the other words of its clause: what it answers
     reach: int = 0                  # tokens in its clause: the smaller, the nearer what it answers
-    subject: frozenset[str] = frozenset()   # its clause's subject, a noun's words: 'monthly', 'pass'
+    subject: frozenset[str] = frozenset()   # its clause's subject, when that is what it is of: 'monthly', 'pass'
     subject_text: str = ""          # ... as written: 'The monthly pass'
 
 
@@ -1313,7 +1313,9 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       (own or range(start, end)))     # the value's own words say nothing of what it answers
-    named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "ADJ") for w in (t.lemma_.lower(), t.lower_))
+    thing = head.lemma_ in ("be", "include", *PRICE_VERBS) or any(c.dep_ == "nsubjpass" for c in head.children)
+    named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "ADJ") and thing   # what a figure is of, not who
+                      for w in (t.lemma_.lower(), t.lower_))           # acts ('Members can borrow 12 items')
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
                  named, " ".join(t.text for t in subjects))
 
@@ -1591,8 +1593,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         nxt = wh.nbor(1) if wh.i + 1 < len(doc) else None
         if nxt is not None and nxt.lower_ in HOW_KINDS:
             asks, unit = "number", HOW_UNITS.get(nxt.lower_, "")
-            if nxt.lower_ == "much" and nxt.dep_ != "amod" and any(t.lemma_ in PRICE_VERBS for t in tokens):
-                unit = "money"                            # 'How much does it cost?'; not 'How much storage ...'
+            if nxt.lower_ == "much" and not (nxt.head.pos_ == "NOUN" and nxt.head.i == nxt.i + 1) and (
+                    nxt.head.lemma_ == "be" or any(t.lemma_ in PRICE_VERBS for t in tokens)):
+                unit = "money"                            # 'How much is it?', '... does it cost?'; not 'How much data'
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
