@@ -207,7 +207,7 @@ class Value:
     about: frozenset[tuple[str, str]] = frozenset()   # (head noun, modifier) lemmas of its clause: 'tier', 'premium'
     clause: frozenset[str] = frozenset()   # stems of the other words of its clause: what it answers
     reach: int = 0                  # tokens in its clause: the smaller, the nearer what it answers
-    subject: frozenset[str] = frozenset()   # its clause's subject, when that is what it is of: 'monthly', 'pass'
+    subject: frozenset[str] = frozenset()   # its clause's subject ('monthly pass'), or of one who acts its modifiers
     subject_text: str = ""          # ... as written: 'The monthly pass'
 
 
@@ -1314,8 +1314,8 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       (own or range(start, end)))     # the value's own words say nothing of what it answers
     thing = head.lemma_ in ("be", "include", *PRICE_VERBS) or any(c.dep_ == "nsubjpass" for c in head.children)
-    named = frozenset(w for t in subjects if t.pos_ in ("NOUN", "ADJ") and thing   # what a figure is of, not who
-                      for w in (t.lemma_.lower(), t.lower_))           # acts ('Members can borrow 12 items')
+    named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
+                      for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
                  named, " ".join(t.text for t in subjects))
 
