@@ -124,6 +124,7 @@ HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often"
              "soon": "duration", "heavy": "count", "big": "count"}   # the kinds of figure that answer; sources choose
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
+THING_VERBS = PRICE_VERBS | {"be", "include"}   # a subject of these is what a figure is of ('The pass costs $15')
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
 PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
@@ -1313,7 +1314,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       (own or range(start, end)))     # the value's own words say nothing of what it answers
-    thing = head.lemma_ in ("be", "include", *PRICE_VERBS) or any(c.dep_ == "nsubjpass" for c in head.children)
+    thing = head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
     named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
                       for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
