@@ -71,7 +71,7 @@ READER_OVERLAP_WEIGHT = 1.0      # added times the share of the question's words
 READER_TYPE_BONUS = 0.1          # added for a candidate that states the kind of answer asked
 EMBED_MAX_TOKENS = 128           # MiniLM was trained on 128-token inputs; longer ones cost 2x on a CPU
 EMBED_BATCH_SIZE = 8             # texts per forward pass: on 2 CPU cores as fast as 16 and 64, less memory
-PARSE_BATCH_SIZE = 64            # documents per spaCy batch at indexing
+PARSE_BATCH_SIZE = 64            # texts per spaCy batch (sentences at indexing, questions)
 EVAL_MAX_ANSWER_WORDS = 30       # a longer answer never counts as correct in --eval
 CITED_TITLE_WORDS = 4            # words of a title that a "Sources disagree" answer cites (the panel lists it whole)
 PANEL_WIDTH = 78
@@ -1126,8 +1126,7 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
                 near = (vectors.of([texts[a][at] for at, _ in claims[a]]) @ vectors.of(texts[b]).T).max(axis=1)
                 asked[i, j] += [(n, q) for (_, q), c in zip(claims[a], near.tolist()) if c >= SENTENCE_TOPIC_THRESHOLD]
     detector.prepare((), parse=False, questions=[q for found in asked.values() for _, q in found])
-    log.info("audit: %d claims read from %d pages in %.1f s", sum(map(len, claims)), len(docs),
-             time.perf_counter() - clock)
+    log.info("audit: %d claims of %d pages in %.1f s", sum(map(len, claims)), len(docs), time.perf_counter() - clock)
     decided, disputes = [], []                         # [older side, newer side]; each its doc_id, claim, date
     for (i, j), questions in sorted(asked.items()):
         both, found = [RetrievedContext(docs[i], 1.0), RetrievedContext(docs[j], 1.0)], []
@@ -1222,7 +1221,8 @@ class Parser:
     def prepare(self, texts: Iterable[str], parse: bool = True, questions: Iterable[str] = ()) -> None:
         """Split texts into sentences; with parse, parse them all now, in batches; the questions known ahead too."""
         if asked := [q for q in dict.fromkeys(questions) if q not in self._questions]:   # spaCy loads only then
-            self._questions.update((q, analyse_question(doc, self)) for q, doc in zip(asked, self.nlp.pipe(asked)))
+            self._questions.update((q, analyse_question(doc, self)) for q, doc in zip(asked, self.nlp.pipe(
+                asked, batch_size=PARSE_BATCH_SIZE)))   # a batch a time: thousands at once take 300 MB more
             _drop_oldest(self._questions, 10_000)       # the bound question() keeps
         from spacy.pipeline import Sentencizer
         texts = list(dict.fromkeys(texts))
