@@ -1108,17 +1108,18 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
 
 def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDetector,
           neighbours: int = AUDIT_NEIGHBOURS) -> dict[str, Any]:
-    """Each page's claims asked of it and of each near page that holds a sentence near them (the detector's sentence
-    vectors): the stale pages, oldest first, and the disputes that dates cannot decide."""
+    """Each page's claims asked of it and of its nearest pages: the stale pages, oldest first, and the disputes."""
     clock, vectors = time.perf_counter(), detector.vectors
     detector.prepare(docs)                             # every sentence split, parsed and embedded
     texts = [sentence_texts(d.text, detector.parser.outline(d.text)) for d in docs]
     claims = [claim_questions(d, detector.parser) for d in docs]
     for page, found in enumerate(claims):              # a question's vector is its sentence's (the figure asked for
         vectors.known.update({q: vectors.known[texts[page][at]] for at, q in found})   # moves it little): no encoding
-    sims = embeddings @ embeddings.T
-    pairs = {tuple(sorted((i, int(j)))) for i in range(len(docs)) for j in np.argsort(-sims[i])[:neighbours + 1]
-             if j != i and sims[i, j] >= detector.topic_threshold}
+    pairs: set[tuple[int, int]] = set()              # each page with its nearest pages, a block of rows at a time:
+    for low in range(0, len(docs), 1024):              # memory grows with pages x neighbours, not pages squared
+        sims = embeddings[low:low + 1024] @ embeddings.T
+        pairs |= {tuple(sorted((i, int(j)))) for i, row in enumerate(sims, start=low)
+                  for j in np.argsort(-row)[:neighbours + 1] if j != i and row[j] >= detector.topic_threshold}
     asked: dict[tuple[int, int], list[tuple[int, str]]] = {pair: [] for pair in pairs}   # (whose claim, question)
     for i, j in pairs:
         for n, (a, b) in enumerate(((i, j), (j, i))):  # a claim is asked where the other page has a sentence near it
@@ -2489,7 +2490,6 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         result = run_eval(cases, embedder, detector, reader, args)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
-    # A page's sentences are split, parsed and embedded when first needed; their vectors join the index on disk.
     embeddings, index = index_documents([document_text_for_embedding(d) for d in docs], embedder, detector.vectors,
                                         args)
     if args.audit:
