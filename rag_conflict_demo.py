@@ -2151,7 +2151,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDetector, reader: Reader,
              args: argparse.Namespace) -> dict[str, Any]:
-    """Naive and resolved answers for every case; detection, accuracy and gold-in-context per category."""
+    """Naive and resolved answers for every case; detection, accuracy and each source's reading per category."""
     texts = list(dict.fromkeys(document_text_for_embedding(d) for c in cases for d in c.documents))
     vectors, index = index_documents(texts, embedder, detector.vectors, args)   # every document once, in batches
     row_of = {t: i for i, t in enumerate(texts)}
