@@ -1100,46 +1100,55 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
 
 
 def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDetector,
-          neighbours: int = AUDIT_NEIGHBOURS) -> dict[str, Any]:
+          neighbours: int = AUDIT_NEIGHBOURS, progress: bool = False) -> dict[str, Any]:
     """Each page's claims asked of it and of its nearest pages: the stale pages, oldest first, and the disputes."""
-    clock, vectors = time.perf_counter(), detector.vectors
-    detector.prepare(docs)                             # every sentence split, parsed and embedded
+    from tqdm import tqdm
+    clock, vectors, claims = time.perf_counter(), detector.vectors, []
+    for low in tqdm(range(0, len(docs), PARSE_BATCH_SIZE), "audit: pages read", disable=not progress):
+        detector.prepare(docs[low:low + PARSE_BATCH_SIZE])   # their sentences split, parsed and embedded
+        claims += [claim_questions(d, detector.parser) for d in docs[low:low + PARSE_BATCH_SIZE]]
     texts = [sentence_texts(d.text, detector.parser.outline(d.text)) for d in docs]
-    claims = [claim_questions(d, detector.parser) for d in docs]
     for page, found in enumerate(claims):              # a question's vector is its sentence's (the figure asked for
         vectors.known.update({q: vectors.known[texts[page][at]] for at, q in found})   # moves it little): no encoding
+    log.info("audit: %d claims read from %d pages in %.1f s", sum(map(len, claims)), len(docs),
+             time.perf_counter() - clock)
     pairs: set[tuple[int, int]] = set()              # each page with its nearest pages, a block of rows at a time:
     for low in range(0, len(docs), 1024):              # memory grows with pages x neighbours, not pages squared
         sims = embeddings[low:low + 1024] @ embeddings.T
         pairs |= {tuple(sorted((i, int(j)))) for i, row in enumerate(sims, start=low)
                   for j in np.argsort(-row)[:neighbours + 1] if j != i and row[j] >= detector.topic_threshold}
-    asked: dict[tuple[int, int], list[tuple[int, str]]] = {pair: [] for pair in pairs}   # (whose claim, question)
-    for i, j in pairs:
+    asked: dict[tuple[int, int], list[tuple[int, str]]] = {pair: [] for pair in sorted(pairs)}   # (whose, question)
+    for i, j in asked:
         for n, (a, b) in enumerate(((i, j), (j, i))):  # a claim is asked where the other page has a sentence near it
             if claims[a]:
                 near = (vectors.of([texts[a][at] for at, _ in claims[a]]) @ vectors.of(texts[b]).T).max(axis=1)
                 asked[i, j] += [(n, q) for (_, q), c in zip(claims[a], near.tolist()) if c >= SENTENCE_TOPIC_THRESHOLD]
-    detector.prepare((), parse=False, questions=[q for found in asked.values() for _, q in found])
-    log.info("audit: %d claims of %d pages in %.1f s", sum(map(len, claims)), len(docs), time.perf_counter() - clock)
+    log.info("audit: %d pairs of pages, %d questions", len(asked), sum(map(len, asked.values())))
     decided, disputes = [], []                         # [older side, newer side]; each its doc_id, claim, date
-    for (i, j), questions in sorted(asked.items()):
-        both, found = [RetrievedContext(docs[i], 1.0), RetrievedContext(docs[j], 1.0)], []
-        for n, question in questions:
-            report = detector.detect(both, embeddings[[i, j]], question)
-            readings = [detector.reading(c.document, detector.parser.asked[question]) for c in both]
-            per = {r.values[0].key[0].partition("/")[2] for r in readings if r.values and r.values[0].kind == "number"}
-            if report.pairs and len(per) < 2:          # a rate ('20 cents per minute') is not a price ('$3')
-                found.append((readings[1 - n].relevance, report.pairs[0]))   # how near the claim the other's answer
-        near, pair = max(found, key=lambda f: f[0], default=(0.0, None))
-        if near < SENTENCE_TOPIC_THRESHOLD:            # the claim answered from a sentence far from it
-            continue
-        sides = [{"doc_id": d.doc_id, "claim": ", ".join(said), "timestamp": d.timestamp}   # a: the first context
-                 for d, said in ((docs[i], pair.claims_a), (docs[j], pair.claims_b))]
-        if resolve_cluster([docs[i], docs[j]], [pair]).strategy == "surface":
-            disputes.append({"a": sides[0], "b": sides[1]})
-        else:                                          # recency: the older side is stale
-            older, newer = sorted(sides, key=lambda side: _stamp_seconds(side["timestamp"]))
-            decided.append((older, newer, float(embeddings[i] @ embeddings[j])))
+    items = list(asked.items())
+    for low in tqdm(range(0, len(items), PARSE_BATCH_SIZE), "audit: pairs compared", disable=not progress):
+        block = items[low:low + PARSE_BATCH_SIZE]      # a block of pairs: their questions parsed in one batch
+        detector.prepare((), parse=False, questions=[q for _, found in block for _, q in found])
+        for (i, j), questions in block:
+            both, found = [RetrievedContext(docs[i], 1.0), RetrievedContext(docs[j], 1.0)], []
+            for n, question in questions:
+                report = detector.detect(both, embeddings[[i, j]], question)
+                readings = [detector.reading(c.document, detector.parser.asked[question]) for c in both]
+                per = {r.values[0].key[0].partition("/")[2] for r in readings
+                       if r.values and r.values[0].kind == "number"}
+                if report.pairs and len(per) < 2:      # a rate ('20 cents per minute') is not a price ('$3')
+                    found.append((readings[1 - n].relevance, report.pairs[0]))   # how near the claim the answer
+            near, pair = max(found, key=lambda f: f[0], default=(0.0, None))
+            if near < SENTENCE_TOPIC_THRESHOLD:        # the claim answered from a sentence far from it
+                continue
+            sides = [{"doc_id": d.doc_id, "claim": ", ".join(said), "timestamp": d.timestamp}   # a: the first
+                     for d, said in ((docs[i], pair.claims_a), (docs[j], pair.claims_b))]
+            if resolve_cluster([docs[i], docs[j]], [pair]).strategy == "surface":
+                disputes.append({"a": sides[0], "b": sides[1]})
+            else:                                      # recency: the older side is stale
+                older, newer = sorted(sides, key=lambda side: _stamp_seconds(side["timestamp"]))
+                decided.append((older, newer, float(embeddings[i] @ embeddings[j])))
+    log.info("audit: pairs compared, %.1f s in all", time.perf_counter() - clock)
     stale_ids = {old["doc_id"] for old, _, _ in decided}   # each stale page with the newer page nearest it in meaning
     first: dict[str, dict[str, Any]] = {}                  # of those not stale themselves
     for old, new, _ in sorted(decided, key=lambda x: (x[1]["doc_id"] in stale_ids, -x[2])):
@@ -2222,6 +2231,26 @@ def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float
     return seconds, int(peaks[-1]) / 1024, child.stderr
 
 
+def _bench_audit(args: argparse.Namespace, pages: int = 10_000) -> list[dict[str, Any]]:
+    """--audit of synthetic pages (and of --kb's), fresh, in child processes: against a first question on them."""
+    import tempfile
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        synthetic = Path(folder, "synthetic.jsonl")
+        rows = [{"doc_id": d.doc_id, "title": d.title, "text": d.text, "timestamp": d.timestamp}
+                for d in synthetic_documents(demo_knowledge_base(), pages)]
+        synthetic.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        for kb in (str(synthetic), *([args.kb] if args.kb else [])):
+            n, fresh = len(load_documents(kb)), ["--kb", kb, "--no-index-cache", "--quiet", "--reader", args.reader]
+            (ask_s, ask_mb, _), (audit_s, audit_mb, _) = [_timed_child([*fresh, *then]) for then in (
+                ["--query", DEMO_SCENARIOS[0][1]], ["--audit"])]
+            runs.append({"kb": f"{pages} synthetic pages" if kb == str(synthetic) else kb, "pages": n,
+                         "audit_s": round(audit_s, 1), "pages_per_s": round(n / audit_s, 1),
+                         "audit_peak_rss_mb": round(audit_mb), "first_question_s": round(ask_s, 1),
+                         "first_question_peak_rss_mb": round(ask_mb), "ratio": round(audit_s / ask_s, 2)})
+    return runs
+
+
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Detection's cost at k = 3..1000, new and again; in child processes, the demo against its floor, and memory."""
     me = str(Path(__file__).resolve())
@@ -2251,7 +2280,8 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     return {"detect_scaling": scaling, "demo_vs_floor": {"floor_s": round(floor_s, 3), "demo_s": round(demo_s, 3),
                                                          "ratio": round(demo_s / floor_s, 3),
                                                          "floor_peak_rss_mb": round(max(m for _, m, _ in floor), 1),
-                                                         "demo_peak_rss_mb": round(max(m for _, m, _ in demo), 1)}}
+                                                         "demo_peak_rss_mb": round(max(m for _, m, _ in demo), 1)},
+            "audit": _bench_audit(args)}
 
 
 # -----------------------------------------------------------------------------
@@ -2358,7 +2388,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--audit", action="store_true", help="list the pages of --kb a newer page contradicts (no query)")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
     run.add_argument("--bench", action="store_true",
-                     help="measure detection's cost, the whole demo's against its floor, memory (JSON)")
+                     help="measure detection's cost, the demo's against its floor, the audit of 10,000 synthetic "
+                          "pages and of --kb's against a first question on them, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
                      help="also run plumbing tests on tiny models built locally (needs torch)")
@@ -2471,7 +2502,7 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         return 0
     embeddings, index = index_documents(list(map(document_text_for_embedding, docs)), embedder, detector.vectors, args)
     if args.audit:
-        found = audit(docs, embeddings, detector, args.audit_neighbours)
+        found = audit(docs, embeddings, detector, args.audit_neighbours, not args.quiet and sys.stderr.isatty())
         print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else render_audit(found))
     else:
         rag = ConflictAwareRAG(Retriever(docs, embedder, embeddings, detector.vectors), detector, reader, args.top_k)
