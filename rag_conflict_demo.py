@@ -150,6 +150,7 @@ NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten e
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥",
               "₹": "₹", "inr": "₹", "rupee": "₹"}
+FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3}   # how often: 'twice a week'
 SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
               "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
@@ -379,8 +380,7 @@ def parse_timestamp(stamp: str) -> datetime | None:
 
 def demo_knowledge_base() -> list[Document]:
     """Three contradicting pairs and unrelated documents: the demo's in-memory knowledge base."""
-    rows = [
-        ("fin-001", "Q4-2023-Earnings-Release", "2024-01-15", "Acme Corp annual revenue for fiscal year 2023 was "
+    rows = [("fin-001", "Q4-2023-Earnings-Release", "2024-01-15", "Acme Corp annual revenue for fiscal year 2023 was "
          "$4.2M, the company announced in its fourth-quarter earnings release. Subscription renewals drove most of "
          "the year's sales."),
         ("fin-002", "2023-Annual-Report-Revised", "2024-04-03", "The independent audit of the 2023 accounts is "
@@ -403,8 +403,7 @@ def demo_knowledge_base() -> list[Document]:
         ("gen-003", "Support-Escalation-Process", "2023-07-22", "Customer support answers tickets within 24 hours. "
          "Urgent incidents are escalated to the on-call engineer through the paging system."),
         ("gen-004", "Developer-Onboarding-Guide", "2023-08-14", "New developers request credentials from the "
-         "developer portal and read the authentication guide before calling any endpoint."),
-    ]
+         "developer portal and read the authentication guide before calling any endpoint.")]
     return [Document(doc_id, title, text, stamp) for doc_id, title, stamp, text in rows]
 
 
@@ -1110,8 +1109,7 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
     texts = [sentence_texts(d.text, detector.parser.outline(d.text)) for d in docs]
     for page, found in enumerate(claims):              # a question's vector is its sentence's (the figure asked for
         vectors.known.update({q: vectors.known[texts[page][at]] for at, q in found})   # moves it little): no encoding
-    log.info("audit: %d claims read from %d pages in %.1f s", sum(map(len, claims)), len(docs),
-             time.perf_counter() - clock)
+    log.info("audit: %d claims of %d pages, %.1f s", sum(map(len, claims)), len(docs), time.perf_counter() - clock)
     pairs: set[tuple[int, int]] = set()              # each page with its nearest pages, a block of rows at a time:
     for low in range(0, len(docs), 1024):              # memory grows with pages x neighbours, not pages squared
         sims = embeddings[low:low + 1024] @ embeddings.T
@@ -1320,6 +1318,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
 _MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
+_FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
@@ -1336,7 +1335,7 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [v for t in doc if not t.ent_type_ and _CLOCK_RE.search(t.text) for v in clock_values(doc[t.i:t.i + 1])]
-    values += [*state_values(doc), *thing_values(doc)]
+    values += [*state_values(doc), *thing_values(doc), *frequencies(doc)]
     values, choices = ([replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in found]
                        for found in (values, choice_values(doc)))
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
@@ -1347,6 +1346,18 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
         a.dep_ == "prep" and _from_a_change(a) for a in doc.char_span(m.start(), m.end(), "", alignment_mode="expand")
         .root.ancestors))
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years, tuple(choices))
+
+
+def frequencies(doc: Any) -> list[Value]:
+    """'twice a week', '3 times a month': how often, as the days from one time to the next (3.5, 10.15)."""
+    found = []
+    for m in _FREQUENCY_RE.finditer(doc.text):
+        times = FREQUENCY_WORDS.get(m.group(1).lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
+        if times and m.group(2).lower() in TIME_UNITS:
+            span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
+            found.append(_value("number", ("interval", in_days(1, m.group(2).lower())[0] / times, 0.0), doc,
+                                span.start, span.end, span.root, "DATE"))
+    return found
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
@@ -2237,9 +2248,8 @@ def _bench_audit(args: argparse.Namespace, pages: int = 10_000) -> list[dict[str
     runs = []
     with tempfile.TemporaryDirectory() as folder:
         synthetic = Path(folder, "synthetic.jsonl")
-        rows = [{"doc_id": d.doc_id, "title": d.title, "text": d.text, "timestamp": d.timestamp}
-                for d in synthetic_documents(demo_knowledge_base(), pages)]
-        synthetic.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        synthetic.write_text("".join(json.dumps({f: getattr(d, f) for f in DOCUMENT_FIELDS[:4]}) + "\n"
+                                     for d in synthetic_documents(demo_knowledge_base(), pages)), encoding="utf-8")
         for kb in (str(synthetic), *([args.kb] if args.kb else [])):
             n, fresh = len(load_documents(kb)), ["--kb", kb, "--no-index-cache", "--quiet", "--reader", args.reader]
             (ask_s, ask_mb, _), (audit_s, audit_mb, _) = [_timed_child([*fresh, *then]) for then in (
