@@ -1110,11 +1110,12 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
     for page, found in enumerate(claims):              # a question's vector is its sentence's (the figure asked for
         vectors.known.update({q: vectors.known[texts[page][at]] for at, q in found})   # moves it little): no encoding
     log.info("audit: %d claims of %d pages, %.1f s", sum(map(len, claims)), len(docs), time.perf_counter() - clock)
-    pairs: set[tuple[int, int]] = set()              # each page with its nearest pages, a block of rows at a time:
-    for low in range(0, len(docs), 1024):              # memory grows with pages x neighbours, not pages squared
-        sims = embeddings[low:low + 1024] @ embeddings.T
-        pairs |= {tuple(sorted((i, int(j)))) for i, row in enumerate(sims, start=low)
-                  for j in np.argsort(-row)[:neighbours + 1] if j != i and row[j] >= detector.topic_threshold}
+    # each page's nearest pages on its topic, and mutual nearest pages however unlike; rows a block at a time
+    order = np.concatenate([np.argsort(-(embeddings[low:low + 1024] @ embeddings.T), axis=1)[:, :neighbours + 1]
+                            for low in range(0, len(docs), 1024)])
+    nearest = [next((int(j) for j in row if j != i), -1) for i, row in enumerate(order)]
+    pairs = {tuple(sorted((i, int(j)))) for i, row in enumerate(order) for j in row if j != i and (
+        embeddings[i] @ embeddings[j] >= detector.topic_threshold or nearest[i] == j and nearest[j] == i)}
     asked: dict[tuple[int, int], list[tuple[int, str]]] = {pair: [] for pair in sorted(pairs)}   # (whose, question)
     for i, j in asked:
         for n, (a, b) in enumerate(((i, j), (j, i))):  # a claim is asked where the other page has a sentence near it
@@ -1348,16 +1349,14 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years, tuple(choices))
 
 
-def frequencies(doc: Any) -> list[Value]:
+def frequencies(doc: Any) -> Iterable[Value]:
     """'twice a week', '3 times a month': how often, as the days from one time to the next (3.5, 10.15)."""
-    found = []
     for m in _FREQUENCY_RE.finditer(doc.text):
         times = FREQUENCY_WORDS.get(m.group(1).lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
         if times and m.group(2).lower() in TIME_UNITS:
             span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
-            found.append(_value("number", ("interval", in_days(1, m.group(2).lower())[0] / times, 0.0), doc,
-                                span.start, span.end, span.root, "DATE"))
-    return found
+            yield _value("number", ("interval", in_days(1, m.group(2).lower())[0] / times, 0.0), doc, span.start,
+                         span.end, span.root, "DATE")
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
