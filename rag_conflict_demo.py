@@ -531,8 +531,7 @@ def stance(v: Value, question: Question) -> Value | None:
         return None   # 'can' answers 'Can employees work ...?' only of working, 'Are pets allowed ...?' of any verb
     if not question.polar:
         return None if v.key[0] == "charged" else v   # a charge word is read as a yes/no answer only
-    group, side = v.key
-    asked_group, asked_side = question.state or ("allowed", 0)
+    (group, side), (asked_group, asked_side) = v.key, question.state or ("allowed", 0)
     only = {m for head, m in v.about if head == "only"}
     if only & question.forms and asked_group == "required":
         return replace(v, key=("stance", asked_side))  # 'by referral only': a referral is required
@@ -805,7 +804,6 @@ class ConflictDetector:
             both |= said @ said.T >= SENTENCE_TOPIC_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both | (answers[:, None] & answers[None, :]), 1)
         rows, cols = np.nonzero(gate)
-        examined = len(rows)
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
         ids = np.array([content.setdefault((r.content, r.sentence if self.checks_every_pair else ""), len(content))
                         for r in readings], dtype=np.int64)
@@ -828,8 +826,8 @@ class ConflictDetector:
             pairs.append(ConflictPair(doc_ids[i], doc_ids[j], kind, why, sim, said_i, said_j))
         answers = {c.document.doc_id: "" if r.doc_id in siblings else r.answer or ", ".join(v.text for v in r.states)
                    for c, r in zip(contexts, readings)}   # a sibling's page answers nothing about the thing asked
-        gate = {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]}
-        return ConflictReport(bool(pairs), tuple(pairs), examined, answers, frozenset(siblings), gate)
+        return ConflictReport(bool(pairs), tuple(pairs), int(np.count_nonzero(gate)), answers, frozenset(siblings),
+                              {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]})
 
     def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """compare_readings, kept per pair of contents: a query asked again reuses it."""
@@ -1705,8 +1703,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         if asks == "thing" and wh is not None and wh.dep_ == "det":   # 'Which carrier', 'What kind of pass'
             of = next((g for c in wh.head.children if c.lower_ == "of" for g in c.children if g.dep_ == "pobj"), None)
             category = of.lemma_.lower() if focus in KIND_NOUNS and of is not None else focus
-    if not unit:                                          # 'What is the check-out time?': a time of day
-        unit = "money" if focus in MONEY_NOUNS else "clock" if focus == "time" else ""
+    unit = unit or ("money" if focus in MONEY_NOUNS else "clock" if focus == "time" else "")   # 'the check-out time'
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
@@ -1736,8 +1733,7 @@ class HashingEmbedder:
         for row, text in enumerate(texts):
             for word in set(re.findall(r"[a-z0-9]+", text.lower())):
                 out[row, zlib.crc32(word.encode("utf-8")) % self.dim] = 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1.0)   # a 0/1 row: norm 0 or >= 1
 
 
 def resolve_embed_model(name: str | None) -> str:
@@ -1851,8 +1847,7 @@ class SentenceEmbedder:
 def best_span(start_logits: np.ndarray, end_logits: np.ndarray, context_mask: np.ndarray,
               max_answer_tokens: int) -> tuple[int, int, float, float]:
     """(start, end, span probability, null probability) of one SQuAD2 window, as the transformers pipeline."""
-    allowed = context_mask.copy()
-    allowed[0] = True
+    allowed = np.concatenate(([True], context_mask[1:]))   # the null slot and the context
 
     def softmax(logits: np.ndarray) -> np.ndarray:
         masked = np.where(allowed, logits.astype(np.float64), -np.inf)
@@ -1880,8 +1875,7 @@ class TransformerReader:
         """Tokenised windows over context, each with the question (cut to a quarter of a window)."""
         q_ids = self.tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
         limit = self.max_length // 4                    # a 10,000-character question keeps its start
-        if len(q_ids["input_ids"]) > limit:
-            question = question[:q_ids["offset_mapping"][limit - 1][1]]
+        question = question[:q_ids["offset_mapping"][limit - 1][1]] if len(q_ids["input_ids"]) > limit else question
         return self.tokenizer(question, context, truncation="only_second", max_length=self.max_length,
                               stride=self.stride, return_overflowing_tokens=True, return_offsets_mapping=True,
                               padding=True, return_tensors="np")
@@ -1905,8 +1899,7 @@ def pick_answer(context: str, windows: Sequence[tuple[np.ndarray, np.ndarray, np
     for start_logits, end_logits, mask, offsets in windows:
         i, j, prob, null = best_span(start_logits, end_logits, mask, max_answer_tokens)
         min_null = min(min_null, null)
-        if mask[i] and prob > best[0]:
-            best = (prob, int(offsets[i][0]), int(offsets[j][1]))
+        best = (prob, int(offsets[i][0]), int(offsets[j][1])) if mask[i] and prob > best[0] else best
     prob, start, end = best
     if start < 0 or prob < min_null:
         return Answer("", min_null)                     # SQuAD2 null answer: the context has none
@@ -2018,9 +2011,7 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
             raise InputError(f"{path}: the JSON array holds no documents")
         return [(f"{path}: item {n}", item) for n, item in enumerate(items, 1)]
     records = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]:
         try:
             records.append((f"{path}:{lineno}", json.loads(line)))
         except json.JSONDecodeError as exc:
@@ -2091,8 +2082,7 @@ class DiskIndex:
 
 def index_documents(texts: Sequence[str], embedder: Embedder, detector: ConflictDetector,
                     args: argparse.Namespace) -> tuple[np.ndarray, DiskIndex | None]:
-    """The texts' embeddings and index on disk: read from it (with earlier runs' sentence vectors and parses), else
-    made, saved."""
+    """The texts' embeddings and index on disk: read from it (with earlier vectors and parses), else made, saved."""
     vectors, index = detector.vectors, None if args.no_index_cache else DiskIndex(texts, embedder.identity, args.index)
     found, seconds = _timed(index.load) if index else (None, 0.0)
     if found is not None:
@@ -2373,17 +2363,15 @@ def render_panel(r: RAGResponse, title: str, p: Palette = Palette()) -> str:
                 said = ", ".join(claims) or r.report.answers.get(side) or "(no answer read)"
                 lines += textwrap.wrap(f"{side}: {_shorten(said, 200)}", PANEL_WIDTH,
                                        initial_indent="    ", subsequent_indent="      ")
-    if r.warning:
-        lines += _field("Warning", r.warning, p, p.warn)
+    lines += _field("Warning", r.warning, p, p.warn) if r.warning else []
     lines.append(rule)
     return "\n".join(lines)
 
 
 def source_status(r: RAGResponse, doc_id: str) -> str:
     """kept (read), discarded (a newer source contradicts it) or set aside (about another thing of the kind asked)."""
-    if r.mode == "resolved" and doc_id in r.report.siblings:
-        return "set aside"
-    return "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept"
+    return ("set aside" if r.mode == "resolved" and doc_id in r.report.siblings
+            else "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept")
 
 
 def response_json(r: RAGResponse) -> dict[str, Any]:
@@ -2631,13 +2619,11 @@ class TestDetector(unittest.TestCase):
             self.assertEqual((pairs, kept), ([tuple(p) for p in r["pairs"]], r.get("kept")), r)
 
     def test_the_topic_gate(self) -> None:
-        contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in
-                    (("a", "The limit is 100 requests per minute."), ("b", "The limit is 500 requests per minute."))]
-        detector = ConflictDetector(shared_parser(), 0.9)
-        far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
-        self.assertEqual(detector.detect(contexts, far, "What is the limit?").pairs_examined, 0)
         contexts = [RetrievedContext(Document(i, i, f"The limit of the standard tier is {n} requests per minute per "
                                               "API key."), 0.5) for i, n in (("a", 100), ("b", 500))]
+        detector = ConflictDetector(shared_parser(), 0.9)   # no sentence vectors: the pages' cosine alone
+        far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+        self.assertEqual(detector.detect(contexts, far, "What is the limit?").pairs_examined, 0)
         alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
         self.assertEqual(alike.detect(contexts, far, "What is the limit?").pairs_examined, 1)   # sentences alike
         contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in (   # neither alike: each answers the question
@@ -2710,8 +2696,7 @@ class TestPipeline(unittest.TestCase):
             contexts, embeddings = rag.retriever.search(query, 5)
             report = rag.detector.detect(contexts, embeddings, query)
             once = resolve(contexts, report)
-            ids = [c.document.doc_id for c in contexts]
-            kept = [c.document.doc_id for c in once.kept]
+            ids, kept = ([c.document.doc_id for c in found] for found in (contexts, once.kept))
             discarded = [d for c in once.clusters for d in c.discarded] + list(report.siblings)
             self.assertEqual(sorted(kept + discarded), sorted(ids))
             again = rag.detector.detect(list(once.kept), embeddings[[ids.index(k) for k in kept]], query)
@@ -2766,9 +2751,8 @@ class TestInput(CLITestCase):
         self.assertEqual([d.doc_id for d in docs], ["p1", "p2", "o1"])
         self.assertEqual((docs[2].title, docs[2].timestamp, docs[1].metadata), ("o1", "", {"source": "wiki"}))
         self.assertEqual(load_documents(self.file("kb.json", "[" + ",".join(GOOD_KB.splitlines()) + "]")), docs)
-        dated = load_documents(self.file("d.jsonl", '{"doc_id": "a", "text": "x", "date": "2024-05-01"}'))
-        self.assertEqual(dated[0].timestamp, "2024-05-01")     # 'date' is read as the timestamp
-        kb = self.file("extra.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "published": "2024-01-01"}')
+        kb = self.file("extra.jsonl", GOOD_KB + '\n{"doc_id": "x", "text": "y", "date": "2024-05-01", "published": 1}')
+        self.assertEqual(load_documents(kb)[3].timestamp, "2024-05-01")     # 'date' is read as the timestamp
         code, _, err = self.cli("--kb", kb, "--query", "What does the Pro plan cost?")
         warnings = [line for line in err.splitlines() if "unknown field" in line]
         self.assertEqual((code, len(warnings)), (0, 1))
@@ -2914,8 +2898,7 @@ class TestHardening(CLITestCase):
             docs = [RetrievedContext(Document(f"a{n}", "A", texts[0], "2024-01-01"), 0.5),
                     RetrievedContext(Document(f"b{n}", "B", texts[1], rng.choice(("2023-01-01", ""))), 0.4)]
             query = " ".join(rng.choice(pieces) for _ in range(4)) + "?"
-            forward = detector.detect(docs, same_topic(2), query)
-            backward = detector.detect(docs[::-1], same_topic(2), query)
+            forward, backward = (detector.detect(d, same_topic(2), query) for d in (docs, docs[::-1]))
             self.assertEqual([p.kind for p in forward.pairs], [p.kind for p in backward.pairs], texts)
 
 
@@ -2970,8 +2953,7 @@ class TestModelPlumbing(unittest.TestCase):
         nli = NLIModel(str(self.nli_dir))
         self.assertTrue(0.0 <= nli.contradiction("The limit is 100.", "The limit is not 100.") <= 1.0)
         detector = NLIConflictDetector(shared_parser(), nli, min_probability=0.0)   # every compared pair is flagged
-        a = reading("The plan is cheap.", "Is the plan cheap?", "a")
-        b = reading("The plan is dear.", "Is the plan cheap?", "b")
+        a, b = (reading(f"The plan is {word}.", "Is the plan cheap?", i) for i, word in (("a", "cheap"), ("b", "dear")))
         self.assertEqual(detector.compare(a, b)[0], "nli")
 
     def test_wrong_kind_of_model_folder_is_a_clear_error(self) -> None:
