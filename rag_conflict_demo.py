@@ -1105,7 +1105,7 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
     log.info("audit: %d claims of %d pages, %.1f s", sum(map(len, claims)), len(docs), time.perf_counter() - clock)
     # each page's nearest pages on its topic, and mutual nearest pages however unlike; rows a block at a time
     order = np.concatenate([np.argsort(-(embeddings[low:low + 1024] @ embeddings.T), axis=1)[:, :neighbours + 1]
-                            for low in range(0, len(docs), 1024)])
+                            .copy() for low in range(0, len(docs), 1024)])   # a copy: each block's whole order goes
     nearest = [next((int(j) for j in row if j != i), -1) for i, row in enumerate(order)]
     pairs = {tuple(sorted((i, int(j)))) for i, row in enumerate(order) for j in row if j != i and (
         embeddings[i] @ embeddings[j] >= detector.topic_threshold or nearest[i] == j and nearest[j] == i)}
