@@ -1237,13 +1237,14 @@ class Parser:
 
     def analyses(self) -> list[str]:
         """For the index on disk, JSON lines: the pipeline's name, then each sentence and question analysed so far."""
+        if "nlp" not in vars(self):                    # spaCy never loaded: nothing was analysed
+            return []
         return [json.dumps(self.identity)] + [json.dumps([part, text, _to_json(found)]) for part, cache in (
-            ("sentence", self._parsed), ("question", self._questions)) for text, found in cache.items()] if (
-            "nlp" in vars(self)) else []
+            ("sentence", self._parsed), ("question", self._questions)) for text, found in cache.items()]
 
-    def restore(self, saved: dict[str, dict[str, Any]]) -> int:
+    def restore(self, saved: dict[str, Any]) -> int:
         """Analyses an earlier run saved, when they are of the pipeline loaded now (an analysis is of its parse)."""
-        if not saved or json.loads(saved.pop("parser")) != self.identity:
+        if not saved["parser"] or saved["parser"] != self.identity:   # none saved: spaCy need not load
             return 0
         self._parsed.update(saved["sentence"])
         self._questions.update(saved["question"])
@@ -1251,7 +1252,7 @@ class Parser:
 
     @property
     def identity(self) -> str:
-        return f"{self.nlp.meta.get('name')} {self.nlp.meta.get('version')} spaCy {__import__('spacy').__version__}"
+        return f"{self.nlp.meta['name']} {self.nlp.meta['version']} spaCy {__import__('spacy').__version__}"
 
     def outline(self, text: str) -> tuple[Outline, ...]:
         if text not in self._outlines:
@@ -1292,9 +1293,8 @@ def _to_json(x: Any) -> Any:
 def _from_json(x: Any) -> Any:
     if not isinstance(x, dict):
         return x
-    if "@tuple" in x or "@frozenset" in x:
-        kind, items = next(iter(x.items()))
-        return (tuple if kind == "@tuple" else frozenset)(_from_json(v) for v in items)
+    if "@tuple" in x or "@frozenset" in x:             # its one key names the type, its value the items
+        return (tuple if "@tuple" in x else frozenset)(_from_json(v) for v in next(iter(x.values())))
     return {"Sentence": Sentence, "Question": Question, "Value": Value}[x["@"]](
         **{k: _from_json(v) for k, v in x.items() if k != "@"})
 
@@ -2033,7 +2033,7 @@ class DiskIndex:
             digest.update(len(part).to_bytes(8, "little") + part)   # length-prefixed: no two lists hash alike
         self.key = digest.hexdigest()
         self.path = Path(path) if path else cache_folder() / "index" / f"{self.key[:32]}.npz"
-        self.saved = -1                                # sentence vectors in the file (-1: none saved or read)
+        self.saved: Any = -1                           # (sentence vectors, analysis lines) in the file; -1: none
 
     def load(self) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, Any]] | None:
         """(document embeddings, sentence vectors by text, analyses), or None when there is no usable index."""
@@ -2045,7 +2045,7 @@ class DiskIndex:
                     raise ValueError("made for other documents, another model or another version of this program")
                 embeddings, vectors, texts = data["documents"], data["vectors"], json.loads(data["texts"].tobytes())
                 lines = data["analyses"].tobytes().decode().splitlines()   # the parser's name, then analyses
-                analyses: dict[str, Any] = {"parser": lines[0], "sentence": {}, "question": {}} if lines else {}
+                analyses: dict[str, Any] = {"sentence": {}, "question": {}, "parser": lines and json.loads(lines[0])}
                 for part, text, found in map(json.loads, lines[1:]):
                     analyses[part][text] = _from_json(found)
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:   # truncated, corrupt
