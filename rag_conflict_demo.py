@@ -107,9 +107,11 @@ REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediat
 CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a statement's own change marker
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
-HOW_KINDS = frozenset("many much old long far big tall large high often heavy soon late early".split())
+HOW_KINDS = frozenset("many much old long far big tall large high often frequently heavy soon late early quickly fast"
+                      .split())
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often": "interval|duration",
-             "soon": "duration", "heavy": "count", "big": "count"}   # the kinds of figure that answer; sources choose
+             "frequently": "interval|duration", "soon": "duration", "quickly": "duration", "heavy": "count",
+             "big": "count"}   # the kinds of figure that answer; sources choose the rest
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 THING_VERBS = PRICE_VERBS | {"be", "include"}   # a subject of these is what a figure is of ('The pass costs $15')
@@ -244,8 +246,7 @@ class Question:
 class Reading:
     """What one source answers to the question: its best sentence and the values of the kind asked."""
     doc_id: str
-    start: int = -1                 # the answering sentence's offsets in the document; -1 when none
-    end: int = -1
+    start: int = -1                 # the answering sentence's offset in the document; -1 when none
     values: tuple[Value, ...] = ()  # the kind asked, first the likeliest
     states: tuple[Value, ...] = ()  # states its answering sentences state
     signals: frozenset[str] = frozenset()
@@ -426,8 +427,7 @@ class Retriever:
     def search(self, query: str, top_k: int) -> tuple[list[RetrievedContext], np.ndarray]:
         """The top_k documents by cosine (ties by doc_id) and their embeddings, shape (k, dim)."""
         scores = self.embeddings @ (self.vectors.of([query]) if self.vectors else self.embedder.encode([query]))[0]
-        ids = np.array([d.doc_id for d in self.docs])
-        order = np.lexsort((ids, -scores))[:top_k]     # last key sorts first: score, then doc_id
+        order = np.lexsort(([d.doc_id for d in self.docs], -scores))[:top_k]   # the last key sorts first: score, doc_id
         return [RetrievedContext(self.docs[i], float(scores[i])) for i in order], self.embeddings[order]
 
 # -----------------------------------------------------------------------------
@@ -566,6 +566,8 @@ def _unit_fits(unit: str, question: Question) -> bool:
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
     """Where its words do not fix it, the kind of figure asked: the one said of the thing asked, else the commonest."""
+    if question.asks == "date" and not any(v.kind == "date" for said in sources for s in said for v in s.values):
+        question = replace(question, asks="number", unit="clock|duration")   # 'When will it come?': 'within 5 days'
     if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
     kinds: dict[str, list[int]] = {}                  # kind -> [sources saying it of the thing, sources holding it]
@@ -626,7 +628,7 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
                    and (v := priced(u, question)).kind == "state" and (w := stance(v, question)))   # only a rule asked
-    return Reading(doc_id, s.start, s.end, values, states, frozenset().union(*(parsed[i].signals for i in best)),
+    return Reading(doc_id, s.start, values, states, frozenset().union(*(parsed[i].signals for i in best)),
                    len(question.words & s.words), sentence_texts(text, [line])[0], len(question.words),
                    tuple(w for i in best for v in parsed[i].said(question) if v.kind == kind
                          and (w := stance(v, question) if kind == "state" else choice(v, question)
@@ -661,8 +663,7 @@ def comparable(x: Value, y: Value) -> bool:
     if x.kind not in ("number", "state"):
         return True                                    # a name or a date is an identity, whatever its clause
     mods_x, mods_y = _modifiers(x.about), _modifiers(y.about)
-    return all(not (mods_x[h] and mods_y[h]) or not mods_x[h].isdisjoint(mods_y[h])
-               for h in mods_x.keys() & mods_y.keys())
+    return all(not mods_x[h].isdisjoint(mods_y[h]) for h in mods_x.keys() & mods_y.keys())
 
 
 def _modifiers(about: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
@@ -804,15 +805,16 @@ class ConflictDetector:
             both |= said @ said.T >= SENTENCE_TOPIC_THRESHOLD
         gate = np.triu((sims >= self.topic_threshold) | both | (answers[:, None] & answers[None, :]), 1)
         rows, cols = np.nonzero(gate)
+        keys = [(r.content, r.sentence if self.checks_every_pair else "") for r in readings]   # what a verdict is of
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
-        ids = np.array([content.setdefault((r.content, r.sentence if self.checks_every_pair else ""), len(content))
-                        for r in readings], dtype=np.int64)
+        ids = np.array([content.setdefault(k, len(content)) for k in keys], dtype=np.int64)
         siblings = siblings_of_the_asked([c.document for c in contexts[:EVIDENCE_SOURCES]], question, self.parser.stem)
         telling = np.array([r.start >= 0 and r.doc_id not in siblings for r in readings], dtype=bool)   # else no pair
         keep = (ids[rows] != ids[cols]) & telling[rows] & telling[cols]
         rows, cols = rows[keep], cols[keep]
         _, first, verdict_of = np.unique(ids[rows] * len(readings) + ids[cols], return_index=True, return_inverse=True)
-        verdicts = [self._verdict(readings[rows[n]], readings[cols[n]]) for n in first.tolist()]
+        verdicts = [_memo(self._verdicts, (keys[i], keys[j]), functools.partial(self.compare, readings[i], readings[j]))
+                    for i, j in zip(rows[first].tolist(), cols[first].tolist())]   # kept: a query asked again reuses it
         found = np.array([v is not None for v in verdicts], dtype=bool)[verdict_of]   # the pairs that disagree
         rows, cols, verdict_of = rows[found], cols[found], verdict_of[found]
         times, doc_ids = [_stamp_seconds(c.document.timestamp) for c in contexts], [c.document.doc_id for c in contexts]
@@ -829,11 +831,6 @@ class ConflictDetector:
         return ConflictReport(bool(pairs), tuple(pairs), int(np.count_nonzero(gate)), answers, frozenset(siblings),
                               {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]})
 
-    def _verdict(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-        """compare_readings, kept per pair of contents: a query asked again reuses it."""
-        key = (a.content, b.content) + ((a.sentence, b.sentence) if self.checks_every_pair else ())
-        return _memo(self._verdicts, key, lambda: self.compare(a, b))
-
     def compare(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
         """Why a and b disagree, or None. Override (and call super) to add a check."""
         return compare_readings(a, b)
@@ -842,11 +839,10 @@ class ConflictDetector:
 @functools.lru_cache(maxsize=4096)
 def _stamp_seconds(stamp: str) -> float:
     """A timestamp as seconds since the epoch; nan when empty or unparseable (the resolver names a bad one)."""
-    try:
-        moment = parse_timestamp(stamp)
-    except ValueError:
-        return math.nan
-    return math.nan if moment is None else moment.timestamp()
+    with contextlib.suppress(ValueError):
+        if moment := parse_timestamp(stamp):
+            return moment.timestamp()
+    return math.nan
 
 
 class NLIModel:
@@ -863,8 +859,7 @@ class NLIModel:
         import torch
         inputs = self.tokenizer(premise, hypothesis, truncation=True, max_length=256, return_tensors="pt")
         with torch.inference_mode():
-            logits = self.model(**inputs).logits[0]
-        return float(torch.softmax(logits, dim=-1)[self.contradiction_index])
+            return float(torch.softmax(self.model(**inputs).logits[0], dim=-1)[self.contradiction_index])
 
 
 class NLIConflictDetector(ConflictDetector):
@@ -972,8 +967,7 @@ class EmbeddingReader:
                     continue                           # a question restates, it never answers
                 v = next(iter(values_asked(s, asked)), None)
                 span = (offset + v.start, offset + v.end) if v else (offset + s.start, offset + s.end)
-                meaning = read_under[offset + s.start] + text[s.start:s.end]
-                found.append((meaning, span, v, len(asked.words & s.words)))
+                found.append((read_under[offset + s.start] + text[s.start:s.end], span, v, len(asked.words & s.words)))
         if not found:
             return Answer("", 0.0)
         keep = sorted(range(len(found)), key=lambda n: (found[n][2] is None, -found[n][3]))[:READER_CANDIDATES]
@@ -1578,8 +1572,11 @@ def date_values(ent: Span) -> list[Value]:
         return [_value("date", key, doc, start, ent.end, ent.root, "DATE", start < ent.start)]
     unit = next((t.lemma_.lower() for t in ent if t.lemma_.lower() in TIME_UNITS), "")
     if unit and (parsed := parse_figure(text)) and not former(ent.root):   # a duration in days, but not what a
-        unit_key = "interval" if re.search(r"\bevery\b", text, re.I) else "day"   # change left ('up from 48 hours')
-        return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start, ent.end, ent.root, "DATE",
+        every = ent.start > 0 and doc[ent.start - 1].lower_ == "every"   # change left ('up from 48 hours')
+        unit_key = "interval" if every or re.search(r"\bevery\b", text, re.I) else "day"   # 'every 20 minutes'
+        then = doc[min(ent.end, len(doc) - 1)]          # a time from an event: '2 hours before departure'
+        end = then.right_edge.i + 1 if then.lower_ in ("before", "after") and then.dep_ == "prep" else ent.end
+        return [_value("number", (unit_key, *in_days(parsed[0], unit)), doc, ent.start - every, end, ent.root, "DATE",
                        _hedged(doc, ent.start) or any(t.lower_ in HEDGES for t in ent))]
     return []
 
@@ -1943,7 +1940,7 @@ FIELD_SYNONYMS = {"date": "timestamp", "id": "doc_id"}              # common nam
 JSON_TYPES = {str: "a string", list: "an array", bool: "true or false"}
 
 
-def _checked(record: Any, where: str, required: dict[str, type], optional: Iterable[str] = ()) -> dict[str, Any]:
+def _checked(record: Any, where: str, required: dict[str, type], optional: Iterable[str] = ()) -> None:
     """A JSON object with the required fields, each of its type, optional ones strings or null; else InputError."""
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
@@ -1952,7 +1949,6 @@ def _checked(record: Any, where: str, required: dict[str, type], optional: Itera
             raise InputError(f"{where}: missing field {name!r}")
         if (name in required or record.get(name) is not None) and not isinstance(record[name], kind):
             raise InputError(f"{where}: field {name!r} must be {JSON_TYPES[kind]}, got {type(record[name]).__name__}")
-    return record
 
 
 def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "", known: Sequence[str] = ()
@@ -2364,8 +2360,7 @@ def render_panel(r: RAGResponse, title: str, p: Palette = Palette()) -> str:
                 lines += textwrap.wrap(f"{side}: {_shorten(said, 200)}", PANEL_WIDTH,
                                        initial_indent="    ", subsequent_indent="      ")
     lines += _field("Warning", r.warning, p, p.warn) if r.warning else []
-    lines.append(rule)
-    return "\n".join(lines)
+    return "\n".join(lines + [rule])
 
 
 def source_status(r: RAGResponse, doc_id: str) -> str:
@@ -2574,8 +2569,7 @@ def same_topic(n: int) -> np.ndarray:
 def examples(test: str = "") -> list[dict[str, Any]]:
     """The examples of one kind (or all) in cases/test_examples.jsonl: a line an example, each with why it holds."""
     path = Path(__file__).with_name("cases") / "test_examples.jsonl"
-    return [r for line in path.read_text(encoding="utf-8").splitlines() if (r := json.loads(line))["test"] == test
-            or not test]
+    return [r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r["test"] == test or not test]
 
 
 class TestLanguage(unittest.TestCase):
@@ -2664,8 +2658,7 @@ class TestResolution(unittest.TestCase):
 class TestSpanDecoding(unittest.TestCase):
     @staticmethod
     def window(start: list[float], end: list[float], mask: list[bool]) -> tuple[np.ndarray, ...]:
-        offsets = np.array([(i, i + 1) for i in range(len(start))])   # token i = character i
-        return np.array(start), np.array(end), np.array(mask), offsets
+        return np.array(start), np.array(end), np.array(mask), np.array([(i, i + 1) for i in range(len(start))])
 
     def test_best_span_respects_order_and_length_and_the_null_answer_and_the_best_window_wins(self) -> None:
         # token 0 is the null slot, 1..5 context; the best end (1) lies before the start; for 2 tokens 2..5 is too long
@@ -2766,9 +2759,8 @@ class TestInput(CLITestCase):
             self.assertEqual((code, error in err, path in err, err.count("\n"), out), (1, True, True, 1, ""), err)
 
     def test_usage_errors_exit_2(self) -> None:
-        for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"],
-                     ["--kb", self.kb], ["--audit"]):   # --kb and no question: not the demo's three
-            code, _, err = self.cli(*argv)
+        for argv in (["--top-k", "0"], ["--query", "   "], ["--topic-threshold", "2"], ["--kb", self.kb], ["--audit"]):
+            code, _, err = self.cli(*argv)             # --kb and no question: not the demo's three
             self.assertEqual((code, "error:" in err), (2, True), argv)
         kb = self.file("plain.jsonl", '{"doc_id": "a", "text": "x"}')
         code, _, err = self.cli("--kb", kb, "--queries", self.file("q.txt", "\n# none\n"))
