@@ -18,6 +18,7 @@ import difflib
 import functools
 import hashlib
 import importlib
+import io
 import itertools
 import json
 import logging
@@ -33,7 +34,7 @@ import time
 import unicodedata
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -1229,12 +1230,17 @@ class Parser:
             self._parsed[text] = analyse_sentence(doc, self)
         _drop_oldest(self._parsed, 500_000)
 
-    def analyses(self) -> list[str]:
-        """For the index on disk, JSON lines: the pipeline's name, then each sentence and question analysed so far."""
-        if "nlp" not in vars(self):                    # spaCy never loaded: nothing was analysed
-            return []
-        return [json.dumps(self.identity)] + [json.dumps([part, text, _to_json(found)]) for part, cache in (
-            ("sentence", self._parsed), ("question", self._questions)) for text, found in cache.items()]
+    @property
+    def analysed(self) -> int:
+        """How many lines analyses() gives: none when spaCy never loaded."""
+        return 1 + len(self._parsed) + len(self._questions) if "nlp" in vars(self) else 0
+
+    def analyses(self) -> Iterator[str]:
+        """For the index on disk, JSON lines made one at a time: the pipeline's name, then each analysis so far."""
+        if self.analysed:                              # else spaCy never loaded: nothing was analysed
+            yield json.dumps(self.identity)
+        for part, cache in (("sentence", self._parsed), ("question", self._questions)):
+            yield from (json.dumps([part, text, _to_json(found)]) for text, found in cache.items())
 
     def restore(self, saved: dict[str, Any]) -> int:
         """Analyses an earlier run saved, when they are of the pipeline loaded now (an analysis is of its parse)."""
@@ -2040,31 +2046,34 @@ class DiskIndex:
                 if json.loads(data["meta"].tobytes()).get("key") != self.key:
                     raise ValueError("made for other documents, another model or another version of this program")
                 embeddings, vectors, texts = data["documents"], data["vectors"], json.loads(data["texts"].tobytes())
-                lines = data["analyses"].tobytes().decode().splitlines()   # the parser's name, then analyses
-                analyses: dict[str, Any] = {"sentence": {}, "question": {}, "parser": lines and json.loads(lines[0])}
-                for part, text, found in map(json.loads, lines[1:]):
+                lines = io.TextIOWrapper(io.BytesIO(data["analyses"].tobytes()), encoding="utf-8")   # one at a time:
+                analyses: dict[str, Any] = {"sentence": {}, "question": {}, "parser": json.loads(next(lines, '""'))}
+                for part, text, found in map(json.loads, lines):   # the parser's name, then the analyses
                     analyses[part][text] = _from_json(found)
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:   # truncated, corrupt
             log.warning("index %s cannot be used (%s): rebuilding it", self.path, str(exc).splitlines()[0][:160])
             return None
         os.utime(self.path)                            # recently used: kept when the cache folder is pruned
-        self.saved = (len(texts), len(lines))
+        self.saved = (len(texts), bool(analyses["parser"]) + len(analyses["sentence"]) + len(analyses["question"]))
         return embeddings, dict(zip(texts, vectors)), analyses
 
-    def save(self, embeddings: np.ndarray, vectors: dict[str, np.ndarray], analyses: Sequence[str]) -> None:
+    def save(self, embeddings: np.ndarray, vectors: dict[str, np.ndarray], parser: Parser | None = None) -> None:
         """Write the index (atomically: a run stopped halfway leaves the old file) when it holds anything new."""
-        size = (len(vectors), len(analyses))
+        size = (len(vectors), parser.analysed if parser else 0)
         if size == self.saved:
             return
         texts = list(vectors)
         stacked = np.stack([vectors[t] for t in texts]) if texts else np.zeros((0, embeddings.shape[1]), np.float32)
+        lines = io.BytesIO()                           # written a line at a time: the parses are never held twice
+        for line in parser.analyses() if parser else ():
+            lines.write(f"{line}\n".encode())
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(partial, "wb") as f:
                 np.savez(f, meta=np.frombuffer(json.dumps({"key": self.key}).encode(), np.uint8), documents=embeddings,
                          vectors=stacked, texts=np.frombuffer(json.dumps(texts).encode(), np.uint8),
-                         analyses=np.frombuffer("\n".join(analyses).encode(), np.uint8))
+                         analyses=np.frombuffer(lines.getbuffer(), np.uint8))
             os.replace(partial, self.path)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -2094,7 +2103,7 @@ def index_documents(texts: Sequence[str], embedder: Embedder, detector: Conflict
     log.info("indexing %d documents: embedded in %.1f s (%.0f a second)%s", len(texts), seconds,
              len(texts) / max(seconds, 1e-9), f", saved to {index.path}" if index else "")
     if index:
-        index.save(embeddings, vectors.known if vectors else {}, [])
+        index.save(embeddings, vectors.known if vectors else {})
     return embeddings, index
 
 
@@ -2189,7 +2198,7 @@ def run_eval(cases: Sequence[EvalCase], embedder: Embedder, detector: ConflictDe
                         for r in (naive, resolved)},
                      "sources": [source_reading(c.document, naive.report) for c in naive.sources]})
     if index and detector.vectors:
-        index.save(vectors, detector.vectors.known, detector.parser.analyses())
+        index.save(vectors, detector.vectors.known, detector.parser)
     summary = {c: summarise([r for r in rows if r["category"] == c]) for c in sorted({r["category"] for r in rows})}
     summary["overall"] = summarise(rows)
     return {"cases": rows, "summary": summary}
@@ -2532,14 +2541,13 @@ def run(args: argparse.Namespace, models: Callable[[argparse.Namespace], Models]
         if args.json:
             print(json.dumps(results[0] if len(results) == 1 else {"scenarios": results}, indent=2, ensure_ascii=False))
     if index and detector.vectors:
-        index.save(embeddings, detector.vectors.known, detector.parser.analyses())
+        index.save(embeddings, detector.vectors.known, detector.parser)
     return 0
 
 
 # -----------------------------------------------------------------------------
 # tests (--test: spaCy, no torch, no network; --test-models: tiny local models, needs torch)
 
-import io  # noqa: E402  (the tests section is self-contained)
 import unittest  # noqa: E402
 from unittest import mock  # noqa: E402
 
