@@ -96,8 +96,7 @@ STATE_OPPOSITES = (
     ("open", "open opened operate operating running resume", "closed close shut suspended suspend cancelled canceled"),
     ("remote", "remote remotely", "in-office on-site onsite in-person"),
     ("alive", "alive living", "dead deceased died"),
-    ("charged", "charge charged chargeable fee payable pay", "free waive waived"),   # a price, too: it is charged
-)
+    ("charged", "charge charged chargeable fee payable pay", "free waive waived"))   # a price, too: it is charged
 PERMISSION_GROUPS = frozenset({"allowed", "available", "open", "included"})   # a yes/no stance: may one have it?
 EXCLUSIVE = frozenset({"only", "exclusively", "solely"})   # 'available only on Enterprise': not on the others
 MODALS = frozenset({"can", "may"})   # permission only where a yes/no question asks it ('you can return items')
@@ -129,8 +128,7 @@ NOUN_KINDS = {
     "number": "population number amount revenue price cost fee salary limit quota rate count total size "
               "percentage percent share age height weight length distance budget income profit sales "
               "capacity speed tax fine deductible allowance diem stipend time",
-    "state": "policy rule status requirement guidance stance",
-}
+    "state": "policy rule status requirement guidance stance"}
 DOERS = frozenset("customer visitor passenger resident driver patient guest user staff employee tenant traveller "
                   "traveler rider shopper holder subscriber applicant people person everyone".split())
 # ... a subject that names only who is granted a figure ('drivers can park for 6 hours'), not what it measures
@@ -489,10 +487,9 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
             continue
         if v.kind == "number" and (v.key[1] in question.numbers or not _unit_fits(v.key[0], question)):
             continue
-        if choice_head(v):
-            if (v := choice(v, question)) is None:
-                continue
-        elif v.kind in ("name", "thing") and len(v.key & question.forms) * 2 >= len(v.key):
+        if choice_head(v) and (v := choice(v, question)) is None:
+            continue
+        if v.kind in ("name", "thing") and not choice_head(v) and len(v.key & question.forms) * 2 >= len(v.key):
             continue                                   # half of it the question's words: its subject restated
         if v.kind in ("name", "date") and question.words.isdisjoint(v.clause):
             continue                                   # an identity answers in a clause that names what is asked
@@ -690,25 +687,6 @@ def agree(x: Value, y: Value) -> bool:
     return shared * 2 >= len(x.key | y.key) or shared == min(len(x.key), len(y.key))
 
 
-def compare_readings(a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(kind, reason, a's answer, b's answer) of disagreeing answers, opposite states or a signal; else None."""
-    if a.values and b.values and comparable(a.values[0], b.values[0]):
-        x, y = a.values[0], b.values[0]
-        mentioned = ((x, (y,)), (y, (x,))) if x.kind == "state" else ((x, b.mentions), (y, a.mentions))
-        if any(agree(v, w) and comparable(v, w) for v, others in mentioned for w in others):
-            return None
-        return PAIR_KINDS[x.kind], f"different answers: {x.text} vs {y.text}", (x.text,), (y.text,)
-    for x in a.states:
-        opposed = [y for y in b.states if comparable(x, y)]
-        if opposed and not any(agree(z, y) for z in a.states for y in opposed):
-            return "state", f"opposite states: {x.text} vs {opposed[0].text}", (x.text,), (opposed[0].text,)
-    if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and all(
-            r.values or r.kind == "state" for r in (a, b)):   # a revision word, where both pages answer the question
-        said = [signal_claim(r) for r in (a, b)]
-        return "signal", f"a revision word on one side only: {said[0]} vs {said[1]}", (said[0],), (said[1],)
-    return None
-
-
 def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Stem) -> bool:
     """Names alike but another for the question's name ('Fares - Riverside', 'Fares - Kingsgate'): a sibling's page."""
     unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
@@ -833,8 +811,22 @@ class ConflictDetector:
                               {c.document.doc_id: tuple(x) for c, x in zip(contexts, features.tolist()) if x[0]})
 
     def compare(self, a: Reading, b: Reading) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-        """Why a and b disagree, or None. Override (and call super) to add a check."""
-        return compare_readings(a, b)
+        """(kind, reason, a's answer, b's answer) of disagreeing answers, opposite states or a signal; else None."""
+        if a.values and b.values and comparable(a.values[0], b.values[0]):
+            x, y = a.values[0], b.values[0]
+            mentioned = ((x, (y,)), (y, (x,))) if x.kind == "state" else ((x, b.mentions), (y, a.mentions))
+            if any(agree(v, w) and comparable(v, w) for v, others in mentioned for w in others):
+                return None
+            return PAIR_KINDS[x.kind], f"different answers: {x.text} vs {y.text}", (x.text,), (y.text,)
+        for x in a.states:
+            opposed = [y for y in b.states if comparable(x, y)]
+            if opposed and not any(agree(z, y) for z in a.states for y in opposed):
+                return "state", f"opposite states: {x.text} vs {opposed[0].text}", (x.text,), (opposed[0].text,)
+        if bool(a.signals) != bool(b.signals) and min(a.overlap * 2 - a.asked, b.overlap * 2 - b.asked) >= 0 and (
+                all(r.values or r.kind == "state" for r in (a, b))):   # a revision word; both pages answer the question
+            said = [signal_claim(r) for r in (a, b)]
+            return "signal", f"a revision word on one side only: {said[0]} vs {said[1]}", (said[0],), (said[1],)
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1197,6 +1189,7 @@ class Parser:
         self._parsed: dict[str, Sentence] = {}         # sentence text -> its analysis, offsets within it
         self._placed: dict[tuple[str, int], Sentence] = {}   # (text, position) -> its analysis, offsets within text
         self._questions: dict[str, Question] = {}
+        self._saved: dict[str, str] = {}               # sentence text -> the index's analysis, JSON until needed
         self._words: dict[str, frozenset[str]] = {}    # a heading or table header -> text_words()
         self.asked: dict[str, Question] = {}           # a query as the detector last read it of its sources
 
@@ -1225,7 +1218,10 @@ class Parser:
         _drop_oldest(self._outlines, 200_000)
 
     def _parse(self, sentences: Sequence[str]) -> None:
-        missing = [t for t in dict.fromkeys(sentences) if t not in self._parsed]
+        sentences = list(dict.fromkeys(sentences))
+        for text in [t for t in sentences if t not in self._parsed and t in self._saved]:   # the index's analysis,
+            self._parsed[text] = _from_json(json.loads(self._saved.pop(text)))              # decoded when first needed
+        missing = [t for t in sentences if t not in self._parsed]
         for text, doc in zip(missing, self.nlp.pipe(missing, batch_size=PARSE_BATCH_SIZE)):
             self._parsed[text] = analyse_sentence(doc, self)
         _drop_oldest(self._parsed, 500_000)
@@ -1233,21 +1229,22 @@ class Parser:
     @property
     def analysed(self) -> int:
         """How many lines analyses() gives: none when spaCy never loaded."""
-        return 1 + len(self._parsed) + len(self._questions) if "nlp" in vars(self) else 0
+        return 1 + len(self._parsed) + len(self._questions) + len(self._saved) if "nlp" in vars(self) else 0
 
     def analyses(self) -> Iterator[str]:
         """For the index on disk, JSON lines made one at a time: the pipeline's name, then each analysis so far."""
         if self.analysed:                              # else spaCy never loaded: nothing was analysed
             yield json.dumps(self.identity)
         for part, cache in (("sentence", self._parsed), ("question", self._questions)):
-            yield from (json.dumps([part, text, _to_json(found)]) for text, found in cache.items())
+            yield from (json.dumps([part, text, json.dumps(_to_json(found))]) for text, found in cache.items())
+        yield from (json.dumps(["sentence", text, found]) for text, found in self._saved.items())
 
     def restore(self, saved: dict[str, Any]) -> int:
         """Analyses an earlier run saved, when they are of the pipeline loaded now (an analysis is of its parse)."""
         if not saved["parser"] or saved["parser"] != self.identity:   # none saved: spaCy need not load
             return 0
-        self._parsed.update(saved["sentence"])
-        self._questions.update(saved["question"])
+        self._questions.update((q, _from_json(json.loads(found))) for q, found in saved["question"].items())
+        self._saved = saved["sentence"]                # a question reads a few pages' sentences: those are decoded
         return len(saved["sentence"])
 
     @property
@@ -1312,9 +1309,8 @@ def line_contexts(text: str, starts: Sequence[int]) -> list[str]:
         header = table[0] if len(table) == 3 and re.fullmatch(r"[|:\-\s]+", table[1]) else ""
         at += len(line) + 1                             # the line ends here: its sentences are those before
         row = stripped.startswith(("|", "- ", "* ", "• ")) and (heading or header)   # a table row or list item
-        read_under = f"{heading} {header}".strip() + ": " if row else ""
         while len(contexts) < len(starts) and starts[len(contexts)] < at:
-            contexts.append(read_under)
+            contexts.append(f"{heading} {header}".strip() + ": " if row else "")
     return contexts
 
 
@@ -2048,8 +2044,8 @@ class DiskIndex:
                 embeddings, vectors, texts = data["documents"], data["vectors"], json.loads(data["texts"].tobytes())
                 lines = io.TextIOWrapper(io.BytesIO(data["analyses"].tobytes()), encoding="utf-8")   # one at a time:
                 analyses: dict[str, Any] = {"sentence": {}, "question": {}, "parser": json.loads(next(lines, '""'))}
-                for part, text, found in map(json.loads, lines):   # the parser's name, then the analyses
-                    analyses[part][text] = _from_json(found)
+                for part, text, found in map(json.loads, lines):   # the parser's name, then the analyses, each
+                    analyses[part][text] = found       # as JSON: read when needed (Parser.restore, Parser._parse)
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:   # truncated, corrupt
             log.warning("index %s cannot be used (%s): rebuilding it", self.path, str(exc).splitlines()[0][:160])
             return None
