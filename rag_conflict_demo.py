@@ -1309,8 +1309,9 @@ def line_contexts(text: str, starts: Sequence[int]) -> list[str]:
         header = table[0] if len(table) == 3 and re.fullmatch(r"[|:\-\s]+", table[1]) else ""
         at += len(line) + 1                             # the line ends here: its sentences are those before
         row = stripped.startswith(("|", "- ", "* ", "• ")) and (heading or header)   # a table row or list item
+        read_under = f"{heading} {header}".strip() + ": " if row else ""
         while len(contexts) < len(starts) and starts[len(contexts)] < at:
-            contexts.append(f"{heading} {header}".strip() + ": " if row else "")
+            contexts.append(read_under)
     return contexts
 
 
@@ -2009,7 +2010,9 @@ def read_json_records(path: str) -> list[tuple[str, Any]]:
             raise InputError(f"{path}: the JSON array holds no documents")
         return [(f"{path}: item {n}", item) for n, item in enumerate(items, 1)]
     records = []
-    for lineno, line in [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
             records.append((f"{path}:{lineno}", json.loads(line)))
         except json.JSONDecodeError as exc:
@@ -2370,8 +2373,9 @@ def render_panel(r: RAGResponse, title: str, p: Palette = Palette()) -> str:
 
 def source_status(r: RAGResponse, doc_id: str) -> str:
     """kept (read), discarded (a newer source contradicts it) or set aside (about another thing of the kind asked)."""
-    return ("set aside" if r.mode == "resolved" and doc_id in r.report.siblings
-            else "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept")
+    if r.mode == "resolved" and doc_id in r.report.siblings:
+        return "set aside"
+    return "discarded" if any(doc_id in c.discarded for c in r.clusters) else "kept"
 
 
 def response_json(r: RAGResponse) -> dict[str, Any]:
