@@ -34,6 +34,7 @@ import time
 import unicodedata
 import zipfile
 import zlib
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta, timezone
@@ -109,9 +110,10 @@ CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a 
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
 HOW_KINDS = frozenset("many much old long far big tall large high often frequently heavy soon late early quickly fast"
                       .split())
-HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration", "often": "interval|duration",
-             "frequently": "interval|duration", "soon": "duration", "quickly": "duration", "heavy": "count",
-             "big": "count"}   # the kinds of figure that answer; sources choose the rest
+HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval|duration",
+             "frequently": "interval|duration", "soon": "duration", "quickly": "duration", "heavy": "mass",
+             "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
+             "tall": "length"}   # the kinds of figure that answer; sources choose the rest
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 THING_VERBS = PRICE_VERBS | {"be", "include"}   # a subject of these is what a figure is of ('The pass costs $15')
@@ -156,6 +158,19 @@ CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eu
               "₹": "₹", "inr": "₹", "rupee": "₹"}
 FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3}   # how often: 'twice a week'
 SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
+MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units of measure: size in kg, m, l, MB, ...
+    "mass": "kg:1 kilogram:1 kilo:1 gram:0.001 lb:0.4536 lbs:0.4536 stone:6.35 tonne:1000",
+    "length": "mm:0.001 cm:0.01 metre:1 meter:1 km:1000 kilometre:1000 kilometer:1000 mile:1609.3 ft:0.3048 "
+              "foot:0.3048 feet:0.3048 inch:0.0254 yard:0.9144",
+    "volume": "ml:0.001 millilitre:0.001 milliliter:0.001 l:1 litre:1 liter:1 gallon:4.546 pint:0.568",
+    "data": "kb:0.001 kilobyte:0.001 mb:1 megabyte:1 gb:1000 gigabyte:1000 tb:1e6 terabyte:1e6",
+    "power": "w:1 watt:1 kw:1000 kilowatt:1000", "energy": "kwh:1", "speed": "mph:1.609 kph:1"}.items()
+    for unit, size in (entry.split(":") for entry in units.split())}   # 'm' is left out: '50m' is 50 million too
+MEASURE_NOUNS = {"weight": "mass", "size": "count|length|volume|data", "datum": "data", "length": "length|count",
+                 "height": "length", "width": "length", "distance": "length", "range": "length", "capacity":
+                 "volume|data", "volume": "volume", "storage": "data", "dimension": "length", "power": "power",
+                 "speed": "speed|count"}   # what a figure of this noun measures: 'the weight limit' is a mass
+DIMENSIONS = frozenset(dimension for dimension, _ in MEASURES.values())
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
               "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
@@ -554,12 +569,14 @@ def unit_class(unit: str) -> str:
     """The kind of a figure by its unit: money, percent, clock (a time of day), duration or count."""
     base = unit.split("/")[0]
     return ("money" if base in CURRENCIES.values() else
-            {"%": "percent", "clock": "clock", "day": "duration", "interval": "interval"}.get(base, "count"))
+            {"%": "percent", "clock": "clock", "day": "duration", "interval": "interval"}.get(base, "count")
+            if base not in DIMENSIONS else base)
 
 
 def _unit_fits(unit: str, question: Question) -> bool:
     """A figure's unit is of the kind of figure the question asks ('660 stores' answers how many, '$5' not)."""
-    return not question.unit or unit_class(unit) in question.unit.split("|")
+    asked = question.unit.split("|")             # a measure counts units: 'how much water' is answered in litres
+    return not question.unit or unit_class(unit) in asked or "count" in asked and unit_class(unit) in DIMENSIONS
 
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
@@ -1516,6 +1533,12 @@ def figure_value(ent: Span) -> Value | None:
             unit, end = head.lemma_.lower(), head.i + 1   # what it counts: '660 stores', '15 GB'
         if not unit and (glued := re.fullmatch(r"[\d.,]+([a-z]+)", ent[-1].lower_)):
             unit = glued.group(1)                      # a unit written onto its figure: '350gsm'
+    at = max((t.i for t in ent if t.like_num or t.text[:1].isdigit()), default=ent.end - 1)   # a unit of measure
+    glued = re.fullmatch(r"[\d.,]+([^\d.,]+)", doc[at].text)   # after the figure or written onto it: '7 kg', '25MB'
+    written = (glued.group(1) if glued else doc[at + 1].lemma_ if at + 1 < len(doc) else "").rstrip(".").lower()
+    if unit_class(unit) == "count" and unit not in TIME_UNITS and written in MEASURES:   # '1.7 litres': a volume
+        (unit, size), end = MEASURES[written], max(end, at + 1 + (not glued))
+        value, step = value * size, step * size
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
         value, step, unit = *in_days(value, unit), "day"
     if unit in SUBUNITS:                              # '50p' = '£0.50'
@@ -1670,7 +1693,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     polar = wh is None and any(t.pos_ == "AUX" and (t.i == tokens[0].i or any(   # 'Can I ...?'; an inverted
         c.dep_ in SUBJECTS and c.i > t.i for c in (t.head if t.dep_ != "ROOT" else t).children))   # auxiliary
                                for t in tokens)                                    # 'We're on Pro: can we ...?'
-    asks, focus, unit, category = "", "", "", ""
+    asks, focus, unit, category, noun = "", "", "", "", None
     if polar:
         asks = "state"
     elif wh is not None and wh.lower_ in WH_KINDS:
@@ -1704,6 +1727,10 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             of = next((g for c in wh.head.children if c.lower_ == "of" for g in c.children if g.dep_ == "pobj"), None)
             category = of.lemma_.lower() if focus in KIND_NOUNS and of is not None else focus
     unit = unit or ("money" if focus in MONEY_NOUNS else "clock" if focus == "time" else "")   # 'the check-out time'
+    measured = next((MEASURE_NOUNS[t.lemma_] for t in [noun, *(c for c in noun.children if c.dep_ == "compound")]
+                     if t.lemma_ in MEASURE_NOUNS), "") if noun is not None else ""   # 'the weight limit': a mass
+    if measured and unit not in ("money", "clock"):
+        asks, unit = "number", measured
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
@@ -2298,8 +2325,7 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
             new.append(1000 * _timed(detector.detect, contexts, embeddings, query)[1])
             again += [1000 * _timed(detector.detect, contexts, embeddings, query)[1] for _ in range(repeats)]
         scaling.append({"k": k, "ms": round(median(new), 3), "repeat_ms": round(median(again), 3)})
-    floor_code = ("import sentence_transformers\n"
-                  f"sentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
+    floor_code = (f"import sentence_transformers\nsentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
                   f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
     floor, demo = zip(*[(_timed_child((), floor_code), _timed_child(["--quiet", "--no-color", "--reader", args.reader]))
                         for _ in range(3)])             # alternate, so drift hits both alike
@@ -2313,15 +2339,7 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
 # -----------------------------------------------------------------------------
 # rendering
 
-@dataclass(frozen=True)
-class Palette:
-    rule: str = ""
-    naive: str = ""
-    resolved: str = ""
-    warn: str = ""
-    good: str = ""
-    label: str = ""
-    reset: str = ""
+Palette = namedtuple("Palette", "rule naive resolved warn good label reset", defaults=("",) * 7)   # all "": no colour
 
 
 def color_palette(no_color_flag: bool, stream: Any) -> Palette:
@@ -2410,9 +2428,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "in turn with the models loaded once")
     run.add_argument("--audit", action="store_true", help="list the pages of --kb a newer page contradicts (no query)")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
-    run.add_argument("--bench", action="store_true",
-                     help="measure detection's cost, the demo's against its floor, the audit of 10,000 synthetic "
-                          "pages and of --kb's against a first question on them, memory (JSON)")
+    run.add_argument("--bench", action="store_true", help="measure detection's cost, the demo's against its floor, the "
+                     "audit of 10,000 synthetic pages and of --kb's against a first question on them, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
     run.add_argument("--test-models", action="store_true",
                      help="also run plumbing tests on tiny models built locally (needs torch)")
@@ -2580,7 +2597,7 @@ def examples(test: str = "") -> list[dict[str, Any]]:
     return [r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r["test"] == test or not test]
 
 
-class TestLanguage(unittest.TestCase):
+class TestLibrary(unittest.TestCase):
     def test_what_a_sentence_answers(self) -> None:
         for r in examples("reading"):
             v = next(iter(reading(r["text"], r["ask"]).values), None)
@@ -2608,8 +2625,6 @@ class TestLanguage(unittest.TestCase):
         for r in examples("kind"):
             self.assertEqual(shared_parser().question(r["ask"]).asks, r["kind"], r)
 
-
-class TestDetector(unittest.TestCase):
     def test_the_pairs_flagged(self) -> None:
         for r in examples("flagged"):   # documents d0, d1, ...: the pairs flagged (a, b, kind), the documents kept
             contexts = [RetrievedContext(Document(f"d{n}", r["titles"][n] if "titles" in r else f"D{n}", t,
@@ -2643,8 +2658,6 @@ class TestDetector(unittest.TestCase):
             self.assertEqual(([report.answers[c.document.doc_id] for c in contexts], report.has_conflict),
                              (answers, all(answers)), gate)
 
-
-class TestResolution(unittest.TestCase):
     def test_what_each_cluster_keeps_and_timestamps_compare_as_instants(self) -> None:
         for r in examples("resolved"):
             contexts = [RetrievedContext(Document(i, i.upper(), "text", stamp, {"kind": kind} if kind else {}), 0.5)
@@ -2662,8 +2675,6 @@ class TestResolution(unittest.TestCase):
         for stamp in ("March 1st", "2024-3", "24-03-01", "2024/03/01"):
             self.assertRaises(ValueError, parse_timestamp, stamp)
 
-
-class TestSpanDecoding(unittest.TestCase):
     @staticmethod
     def window(start: list[float], end: list[float], mask: list[bool]) -> tuple[np.ndarray, ...]:
         return np.array(start), np.array(end), np.array(mask), np.array([(i, i + 1) for i in range(len(start))])
@@ -2681,8 +2692,6 @@ class TestSpanDecoding(unittest.TestCase):
         across = self.window([0.0, 9, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 9, 0], [False] + [True] * 6)
         self.assertEqual(pick_answer("xab\n\ncd", [across], 10).text, "ab")   # a span ends with its document
 
-
-class TestPipeline(unittest.TestCase):
     def test_demo_scenarios_and_no_document_is_lost_and_resolution_is_idempotent(self) -> None:
         embedder, detector, reader = offline_models()
         rag = ConflictAwareRAG(Retriever(demo_knowledge_base(), embedder), detector, reader)
@@ -2721,7 +2730,7 @@ class TestPipeline(unittest.TestCase):
                          "500 requests per minute")
 
 
-class CLITestCase(unittest.TestCase):
+class TestCLI(unittest.TestCase):
     """Runs main() in-process on offline models and files in a temporary folder."""
 
     def setUp(self) -> None:
@@ -2745,8 +2754,6 @@ class CLITestCase(unittest.TestCase):
                 code = exc.code
         return code, out.getvalue(), err.getvalue()
 
-
-class TestInput(CLITestCase):
     def test_good_file_loads_with_defaults_and_metadata_and_an_unknown_field_is_one_warning(self) -> None:
         docs = load_documents(self.kb)
         self.assertEqual([d.doc_id for d in docs], ["p1", "p2", "o1"])
@@ -2776,8 +2783,6 @@ class TestInput(CLITestCase):
         code, out, _ = self.cli("--help")              # real defaults only
         self.assertEqual((code, "default: None" in out, f"(default: {DEFAULT_TOP_K})" in out), (0, False, True))
 
-
-class TestOutputs(CLITestCase):
     def test_query_json_schema(self) -> None:
         code, out, _ = self.cli("--kb", self.kb, "--query", "What does the Pro plan cost?", "--json", "--top-k", "3")
         result = json.loads(out)
@@ -2853,8 +2858,6 @@ class TestOutputs(CLITestCase):
             exec(snippet.group(1).replace("import rag_conflict_demo as rcd", ""), {"rcd": module})
         self.assertIn("->", out.getvalue())
 
-
-class TestIndex(CLITestCase):
     def test_a_run_from_the_index_answers_as_a_fresh_one_and_a_bad_index_is_rebuilt(self) -> None:
         ask = ("--kb", str(Path(__file__).with_name("examples") / "bikeshare.jsonl"), "--json",
                "--queries", str(Path(__file__).with_name("examples") / "questions.txt"))
@@ -2884,8 +2887,6 @@ class TestIndex(CLITestCase):
             self.assertEqual(self.cli(*ask)[2].count("cannot be used"), 0, name)   # rebuilt: the next run reads it
         self.assertEqual(DiskIndex(["a"], "m").path.parent, Path(self.tmp, "rag_conflict_demo", "index"))
 
-
-class TestHardening(CLITestCase):
     def test_odd_text_never_breaks_the_contracts(self) -> None:
         rng = random.Random(20261202)
         pieces = ("$4.2M", "4.2 million", "−3.5%", "10\u00a0000", "v1.2", "FY2023", "2024-01-15", "no longer",
@@ -2982,8 +2983,7 @@ def run_tests(with_models: bool = False) -> int:
     log.handlers[:], log.propagate = [logging.NullHandler()], False   # pipeline warnings stay quiet
     shared_parser().prepare([t for r in examples() for t in (r.get("text"), r.get("a"), r.get("b"), *r.get("texts", ()))
                              if t], questions=[r["ask"] for r in examples() if "ask" in r])   # one batch each
-    cases = [TestLanguage, TestDetector, TestResolution, TestSpanDecoding, TestPipeline, TestInput, TestOutputs,
-             TestIndex, TestHardening] + ([TestModelPlumbing] if with_models else [])
+    cases = [TestLibrary, TestCLI] + ([TestModelPlumbing] if with_models else [])
     suite = unittest.TestSuite(map(unittest.TestLoader().loadTestsFromTestCase, cases))
     with mock.patch.object(socket.socket, "connect", refuse), mock.patch.object(socket, "create_connection", refuse):
         result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
