@@ -110,8 +110,8 @@ CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a 
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
 HOW_KINDS = frozenset("many much old long far big tall large high often frequently heavy soon late early quickly fast"
                       .split())
-HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval|duration",
-             "frequently": "interval|duration", "soon": "duration", "quickly": "duration", "heavy": "mass",
+HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",
+             "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
              "tall": "length"}   # the kinds of figure that answer; sources choose the rest
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
