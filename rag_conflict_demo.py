@@ -566,17 +566,16 @@ def priced(v: Value, question: Question) -> Value:
 
 
 def unit_class(unit: str) -> str:
-    """The kind of a figure by its unit: money, percent, clock (a time of day), duration or count."""
+    """The kind of a figure by its unit: money, percent, clock (a time of day), duration, a dimension or count."""
     base = unit.split("/")[0]
-    return ("money" if base in CURRENCIES.values() else
-            {"%": "percent", "clock": "clock", "day": "duration", "interval": "interval"}.get(base, "count")
-            if base not in DIMENSIONS else base)
+    return ("money" if base in CURRENCIES.values() else base if base in DIMENSIONS else
+            {"%": "percent", "clock": "clock", "day": "duration", "interval": "interval"}.get(base, "count"))
 
 
 def _unit_fits(unit: str, question: Question) -> bool:
     """A figure's unit is of the kind of figure the question asks ('660 stores' answers how many, '$5' not)."""
-    asked = question.unit.split("|")             # a measure counts units: 'how much water' is answered in litres
-    return not question.unit or unit_class(unit) in asked or "count" in asked and unit_class(unit) in DIMENSIONS
+    asked, kind = question.unit.split("|"), unit_class(unit)   # a measure counts units: 'how much water': litres
+    return not question.unit or kind in asked or "count" in asked and kind in DIMENSIONS
 
 
 def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]]) -> Question:
@@ -1537,7 +1536,7 @@ def figure_value(ent: Span) -> Value | None:
     glued = re.fullmatch(r"[\d.,]+([^\d.,]+)", doc[at].text)   # after the figure or written onto it: '7 kg', '25MB'
     written = (glued.group(1) if glued else doc[at + 1].lemma_ if at + 1 < len(doc) else "").rstrip(".").lower()
     if unit_class(unit) == "count" and unit not in TIME_UNITS and written in MEASURES:   # '1.7 litres': a volume
-        (unit, size), end = MEASURES[written], max(end, at + 1 + (not glued))
+        (unit, size), end = MEASURES[written], max(end, at + (1 if glued else 2))   # through the unit's token
         value, step = value * size, step * size
     if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
         value, step, unit = *in_days(value, unit), "day"
