@@ -61,7 +61,7 @@ DEFAULT_TOPIC_THRESHOLD = 0.45   # cosine between two documents' embeddings to c
 ANSWERING_SENTENCES = 3          # sentences of a source read for its answer, the most relevant first
 SENTENCE_MIN_COSINE = 0.35      # a sentence this near the question in meaning may answer it, no word shared
 SENTENCE_WORD_WEIGHT = 0.5       # a sentence's relevance: its cosine to the question + this x the share of its words
-SENTENCE_TOPIC_THRESHOLD = 0.5   # compare sources whose answering sentences are this near the question or each other
+SENTENCE_TOPIC_THRESHOLD = 0.5   # compare sources whose answering sentences are this near the question
 EVIDENCE_SOURCES = 10            # sources read for the kind of figure asked and for siblings of the thing asked
 SUBJECT_MIN_COSINE = 0.4         # a figure's subject this near the question answers it, though it names it otherwise
 LOW_CONFIDENCE = 0.3             # an answer below this confidence is marked low-confidence
@@ -127,9 +127,8 @@ NOUN_KINDS = {
     "name": "name winner champion player owner company team band party organisation organization artist "
             "album song film movie book novel title brand manufacturer designer language",
     "date": "year date day month birthday anniversary deadline",
-    "number": "population number amount revenue price cost fee salary limit quota rate count total size "
-              "percentage percent share age height weight length distance budget income profit sales "
-              "capacity speed tax fine deductible allowance diem stipend time",
+    "number": "population number amount limit quota rate count total size percentage percent share age height "
+              "weight length distance capacity speed time",   # and MONEY_NOUNS
     "state": "policy rule status requirement guidance stance"}
 DOERS = frozenset("customer visitor passenger resident driver patient guest user staff employee tenant traveller "
                   "traveler rider shopper holder subscriber applicant people person everyone".split())
@@ -138,16 +137,15 @@ PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is a
     "person president director ceo cfo cto chairman chairwoman chair leader founder author singer actor actress "
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
     "justice judge secretary senator premier".split())
+MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible allowance diem "
+                        "stipend deposit rent fare cash compensation investment".split())   # not 'rate', 'limit'
 NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.split()} | dict.fromkeys(
-    PERSON_NOUNS, "person")
-MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible "
-                        "allowance diem stipend".split())   # a money answer; 'rate' and 'limit' may be counts
+    PERSON_NOUNS, "person") | dict.fromkeys(MONEY_NOUNS, "number")
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
     "name": frozenset("PERSON ORG NORP WORK_OF_ART PRODUCT EVENT GPE FAC LOC LAW LANGUAGE".split()),
     "person": frozenset({"PERSON"}),                   # 'Who is the CEO?'
     "agent": frozenset({"PERSON", "ORG"}),             # 'Who won the title?': a team may have
     "place": frozenset({"GPE", "LOC", "FAC"})}
-LABEL_KIN = {"ORG": "PERSON", "LOC": "GPE"}   # labels spaCy's small model often swaps: a band is PERSON or ORG
 MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
               "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12, "hundred": 1e2, "dozen": 12}
 NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -488,8 +486,10 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     for i, (o, cos) in enumerate(zip(outline, near)):
         share = len(question.words & o.words) / max(1, len(question.words))
         if share > 0 or (cos is not None and cos >= SENTENCE_MIN_COSINE):
-            scored.append((-(share if cos is None else round(cos, 1) + SENTENCE_WORD_WEIGHT * share), i))
-    return [i for _, i in sorted(scored)[:n]]
+            score = -(share if cos is None else round(cos, 1) + SENTENCE_WORD_WEIGHT * share)
+            at = next((j for j in range(i, len(outline)) if not outline[j].asks), i)   # a question the page asks
+            scored += [(score, 0, at), (score, 1, i)]   # is answered by the line under it: that line first
+    return list(dict.fromkeys(i for *_, i in sorted(scored)))[:n]
 
 
 def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
@@ -670,8 +670,6 @@ def comparable(x: Value, y: Value) -> bool:
         return False                                   # '$1,200 per incident', '$19.75 per rental'
     if x.kind == "state" and x.key[0] != y.key[0]:
         return False
-    if x.kind == "name" and LABEL_KIN.get(x.label, x.label) != LABEL_KIN.get(y.label, y.label):
-        return False                                   # a city and a council are not two answers to one question
     if x.kind == "date" and not any(p and q for p, q in zip(x.key, y.key)):
         return False                                   # a year and a day of a month say nothing of each other
     if x.kind not in ("number", "state"):
@@ -788,17 +786,10 @@ class ConflictDetector:
         readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=()))
                     for r, keep in zip(readings, (features @ np.array(READING_GATE) >= 0).tolist())]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
-        # Sources whose answering sentences are near the question in meaning, or each other, are on its topic even
-        # when the pages are less alike (a press release and an annual review giving one year's visitors).
+        # Sources whose answering sentences are near the question in meaning are on its topic even when the pages
+        # are less alike (a press release and an annual review giving one year's visitors).
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
-        both = near[:, None] & near[None, :]
-        answers = np.array([r.relevance >= SENTENCE_MIN_COSINE and bool(r.values) and r.values[0].kind in (
-            "number", "state") for r in readings], dtype=bool)   # a figure or stance from a sentence that answers
-        if self.vectors is not None:                   # every answering sentence was embedded by question()
-            blank = np.zeros(embeddings.shape[1], dtype=np.float32)
-            said = np.stack([self.vectors.known.get(r.sentence, blank) if r.start >= 0 else blank for r in readings])
-            both |= said @ said.T >= SENTENCE_TOPIC_THRESHOLD
-        gate = np.triu((sims >= self.topic_threshold) | both | (answers[:, None] & answers[None, :]), 1)
+        gate = np.triu((sims >= self.topic_threshold) | (near[:, None] & near[None, :]), 1)
         rows, cols = np.nonzero(gate)
         keys = [(r.content, r.sentence if self.checks_every_pair else "") for r in readings]   # what a verdict is of
         content: dict[Any, int] = {}                    # two readings that say the same cannot disagree
@@ -1193,6 +1184,7 @@ class Outline(NamedTuple):
     end: int
     words: frozenset[str]           # Snowball stems of its content words and of its context's
     context: str = ""               # a table row's or list item's heading and table header, read before it
+    asks: bool = False              # a question ('## Can I bring my dog?', 'Q: ...?'): the line under it answers
 
 
 class Parser:
@@ -1228,7 +1220,7 @@ class Parser:
             spans = [x for s in Sentencizer()(self.nlp.make_doc(text)).sents for x in lines(s)]
             contexts = line_contexts(text, [x[0].idx for x in spans])
             self._outlines[text] = tuple(Outline(x[0].idx, x[-1].idx + len(x[-1]), self.words(x) | self.text_words(
-                context), context) for x, context in zip(spans, contexts))   # a row's words and its heading's
+                context), context, bool(_ASKING_RE.search(x.text))) for x, context in zip(spans, contexts))
         if parse:
             self._parse([text[o.start:o.end] for text in texts for o in self._outlines[text]])
         _drop_oldest(self._outlines, 200_000)
@@ -1357,6 +1349,8 @@ _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d
                        r"\b(noon|midday|midnight)\b", re.I)
 _MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
 _FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
+_BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
+_ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
 _PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
@@ -1373,7 +1367,10 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [v for t in doc if not t.ent_type_ and _CLOCK_RE.search(t.text) for v in clock_values(doc[t.i:t.i + 1])]
-    values += [*state_values(doc), *thing_values(doc), *frequencies(doc)]
+    values += [*state_values(doc), *thing_values(doc)]
+    patterns = list(patterned(doc))                    # one figure where spaCy sees several: a box's three sides
+    values = [v for v in values if v.kind != "number" or all(v.end <= p.start or p.end <= v.start for p in patterns)]
+    values += patterns
     values, choices = ([replace(v, clause=frozenset(parser.stem(list(v.clause)))) for v in found]
                        for found in (values, choice_values(doc)))
     signals = {t.lemma_.lower() for t in doc if t.lemma_.lower() in REVISION_WORDS and t.pos_ == "VERB"}
@@ -1386,14 +1383,21 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     return Sentence(0, len(doc.text), parser.words(doc), tuple(values), frozenset(signals), years, tuple(choices))
 
 
-def frequencies(doc: Any) -> Iterable[Value]:
-    """'twice a week', '3 times a month': how often, as the days from one time to the next (3.5, 10.15)."""
+def patterned(doc: Any) -> Iterable[Value]:
+    """Figures read by their pattern: 'twice a week' (how often: 3.5 days apart), '55 x 40 x 20 cm' (a box: 44 l)."""
     for m in _FREQUENCY_RE.finditer(doc.text):
         times = FREQUENCY_WORDS.get(m.group(1).lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
         if times and m.group(2).lower() in TIME_UNITS:
             span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
             yield _value("number", ("interval", in_days(1, m.group(2).lower())[0] / times, 0.0), doc, span.start,
                          span.end, span.root, "DATE")
+    for m in _BOX_RE.finditer(doc.text):
+        span, unit = doc.char_span(m.start(), m.end(), alignment_mode="expand"), m.group(6).lower()
+        dimension, size = MEASURES.get(unit) or MEASURES.get(span[-1].lemma_.lower(), ("", 0.0))   # 'inches'
+        if dimension == "length" and {m.group(2).lower(), m.group(4).lower()} <= {"", unit}:
+            litres = math.prod(float(m.group(n)) for n in (1, 3, 5)) * size ** 3 * 1000   # m³ -> litres
+            yield _value("number", ("volume", litres, 0.0), doc, span.start, span.end, span.root, "QUANTITY",
+                         _hedged(doc, span.start))
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
@@ -1710,9 +1714,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
                 unit = "duration"                         # 'how many days'
-            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of
-                    t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # a thing, of time too (not a verb
-                unit += "|duration"                       # misread: 'How much does a ride cost?')
+            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of a
+                    t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # thing, of time too; money only
+                unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
@@ -2637,15 +2641,12 @@ class TestLibrary(unittest.TestCase):
     def test_the_topic_gate(self) -> None:
         contexts = [RetrievedContext(Document(i, i, f"The limit of the standard tier is {n} requests per minute per "
                                               "API key."), 0.5) for i, n in (("a", 100), ("b", 500))]
-        detector = ConflictDetector(shared_parser(), 0.9)   # no sentence vectors: the pages' cosine alone
-        far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
-        self.assertEqual(detector.detect(contexts, far, "What is the limit?").pairs_examined, 0)
-        alike = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))   # pages far apart,
-        self.assertEqual(alike.detect(contexts, far, "What is the limit?").pairs_examined, 1)   # sentences alike
-        contexts = [RetrievedContext(Document(i, i, t), 0.5) for i, t in (   # neither alike: each answers the question
-            ("a", "The fee is £20 for members who book a class online."),
-            ("b", "We have raised it: the fee is now £25 at the desk."))]
-        self.assertEqual([p.kind for p in alike.detect(contexts, far, "What is the fee?").pairs], ["numerical"])
+        detector = ConflictDetector(shared_parser(), 0.9, SentenceVectors(HashingEmbedder()))
+        far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)   # pages far apart: compared when the sentences
+        for query, examined in (("What is the limit?", 0),         # that answer are near the question in meaning
+                                ("What is the limit of the standard tier in requests per minute?", 1)):
+            self.assertEqual(detector.detect(contexts, far, query).pairs_examined, examined, query)
+        self.assertEqual(detector.detect(contexts, same_topic(2), "What is the limit?").pairs_examined, 1)
 
     def test_a_source_the_gate_finds_answering_nothing_is_read_as_none(self) -> None:
         texts, query = ["The Pro plan costs $20 per month.", "The Pro plan costs $25 per month."], "What does Pro cost?"
