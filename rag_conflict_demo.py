@@ -1729,7 +1729,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         if asks == "thing" and wh is not None and wh.dep_ == "det":   # 'Which carrier', 'What kind of pass'
             of = next((g for c in wh.head.children if c.lower_ == "of" for g in c.children if g.dep_ == "pobj"), None)
             category = of.lemma_.lower() if focus in KIND_NOUNS and of is not None else focus
-    unit = unit or ("money" if focus in MONEY_NOUNS else "clock" if focus == "time" else "")   # 'the check-out time'
+    unit = unit or ("money" if focus in MONEY_NOUNS else "clock|duration" if focus == "time" else "")   # by evidence
     measured = next((MEASURE_NOUNS[t.lemma_] for t in [noun, *(c for c in noun.children if c.dep_ == "compound")]
                      if t.lemma_ in MEASURE_NOUNS), "") if noun is not None else ""   # 'the weight limit': a mass
     if measured and unit not in ("money", "clock"):
