@@ -138,7 +138,7 @@ PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is a
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
     "justice judge secretary senator premier".split())
 MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible allowance diem "
-                        "stipend deposit rent fare cash compensation investment".split())   # not 'rate', 'limit'
+                        "stipend deposit rent fare cash compensation investment".split())   # rate, limit: counts too
 NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.split()} | dict.fromkeys(
     PERSON_NOUNS, "person") | dict.fromkeys(MONEY_NOUNS, "number")
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
