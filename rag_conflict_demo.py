@@ -702,12 +702,12 @@ def agree(x: Value, y: Value) -> bool:
 
 
 def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Stem) -> bool:
-    """Names alike but another for the question's name ('Fares - Riverside', 'Fares - Kingsgate'): a sibling's page."""
+    """Names alike, another for the question's name, a word longer at most ('Eastgate', 'Main Street'): a sibling's."""
     unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
     if not unsaid or len(set(asked) & set(other)) * 2 < min(len(set(asked)), len(set(other))):
         return False                                   # named alike: half the shorter name shared
     ops = difflib.SequenceMatcher(None, asked, other, autojunk=False).get_opcodes()
-    return any(op == "replace" and unsaid <= set(asked[i1:i2]) <= question.names and j2 - j1 <= i2 - i1
+    return any(op == "replace" and unsaid <= set(asked[i1:i2]) <= question.names and j2 - j1 <= i2 - i1 + 1
                and question.words.isdisjoint(stem(other[j1:j2])) for op, i1, i2, j1, j2 in ops)   # a name for a name
 
 
