@@ -702,7 +702,7 @@ def agree(x: Value, y: Value) -> bool:
 
 
 def named_otherwise(asked: list[str], other: list[str], question: Question, stem: Stem) -> bool:
-    """A sibling's page: named alike, another name (a word longer at most) for the asked ('Eastgate', 'Main Street')."""
+    """A sibling's page: named alike but for another name, a word longer at most ('Main Street' for 'Eastgate')."""
     unsaid = question.names & set(asked) - set(other)  # the names asked that the other page's name leaves out
     if not unsaid or len(set(asked) & set(other)) * 2 < min(len(set(asked)), len(set(other))):
         return False                                   # named alike: half the shorter name shared
