@@ -1712,8 +1712,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
                     nxt.head.lemma_ == "be" or any(t.lemma_ in PRICE_VERBS for t in tokens)):
                 unit = "money"                            # 'How much is it?', '... does it cost?'; not 'How much data'
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
-            if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:
-                unit = "duration"                         # 'how many days'
+            if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:   # 'how many days';
+                unit = "interval" if wh.i and doc[wh.i - 1].lower_ == "every" else "duration"   # 'every how many'
             elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of a
                     t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # thing, of time too; money only
                 unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
