@@ -1519,7 +1519,7 @@ def figure_value(ent: Span) -> Value | None:
     if ent.end < len(doc) and doc[ent.end].lower_ in MAGNITUDES and not re.search(r"[a-z]", ent.text[-1:], re.I):
         value, step = value * MAGNITUDES[doc[ent.end].lower_], step * MAGNITUDES[doc[ent.end].lower_]   # '$11.9' 'M'
         ent = doc[ent.start:ent.end + 1]
-    start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in CURRENCIES)   # '$' left out of '$25'
+    start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     unit, end = "", ent.end
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
     if ent.label_ == "MONEY" or _PENCE_RE.search(ent.text) or symbols:
@@ -1542,8 +1542,8 @@ def figure_value(ent: Span) -> Value | None:
     if unit_class(unit) == "count" and unit not in TIME_UNITS and written in MEASURES:   # '1.7 litres': a volume
         (unit, size), end = MEASURES[written], max(end, at + (1 if glued else 2))   # through the unit's token
         value, step = value * size, step * size
-    if unit in TIME_UNITS:                            # '14 days' = 'two weeks'
-        value, step, unit = *in_days(value, unit), "day"
+    if unit in TIME_UNITS:                            # '14 days' = 'two weeks'; 'every 3 months': how often
+        value, step, unit = *in_days(value, unit), "interval" if doc[start].lower_ == "every" else "day"
     if unit in SUBUNITS:                              # '50p' = '£0.50'
         unit, value, step = SUBUNITS[unit][0], value * SUBUNITS[unit][1], step * SUBUNITS[unit][1]
     if unit and (per := _per_unit(doc, end)):
