@@ -167,7 +167,7 @@ MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units o
 MEASURE_NOUNS = {"weight": "mass", "size": "count|length|volume|data", "datum": "data", "length": "length|count",
                  "height": "length", "width": "length", "distance": "length", "range": "length", "capacity":
                  "volume|data", "volume": "volume", "storage": "data", "dimension": "length", "power": "power",
-                 "speed": "speed|count"}   # what a figure of this noun measures: 'the weight limit' is a mass
+                 "speed": "speed|count", "discount": "percent", "interest": "percent"}   # what its figures measure
 DIMENSIONS = frozenset(dimension for dimension, _ in MEASURES.values())
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
               "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
