@@ -116,7 +116,8 @@ HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", 
              "tall": "length"}   # the kinds of figure that answer; sources choose the rest
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
-THING_VERBS = PRICE_VERBS | {"be", "include"}   # a subject of these is what a figure is of ('The pass costs $15')
+THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is what a figure is of ('The pass costs $15');
+# of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: only its kind counts
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
 PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
@@ -130,9 +131,6 @@ NOUN_KINDS = {
     "number": "population number amount limit quota rate count total size percentage percent share age height "
               "weight length distance capacity speed time",   # and MONEY_NOUNS
     "state": "policy rule status requirement guidance stance"}
-DOERS = frozenset("customer visitor passenger resident driver patient guest user staff employee tenant traveller "
-                  "traveler rider shopper holder subscriber applicant people person everyone".split())
-# ... a subject that names only who is granted a figure ('drivers can park for 6 hours'), not what it measures
 PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is answered by a person, not a firm
     "person president director ceo cfo cto chairman chairwoman chair leader founder author singer actor actress "
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
@@ -235,7 +233,7 @@ class Sentence:
 @dataclass(frozen=True)
 class Question:
     text: str
-    asks: str                       # number | date | name | person | place | state | thing | "" (any)
+    asks: str                       # number | date | name | person | place | state | thing | means | "" (any)
     words: frozenset[str]           # stems of its content words
     forms: frozenset[str] = frozenset()   # its words as written and as lemmas: a value no more than these restates it
     years: frozenset[int] = frozenset()
@@ -446,7 +444,7 @@ class Retriever:
 # conflict detector: what each source answers, compared pair by pair above a topic gate
 
 ASKED_KINDS = {"number": "number", "date": "date", "name": "name", "person": "name", "agent": "name", "place": "name",
-               "thing": "thing", "state": "state"}   # the question's kind -> its value's
+               "thing": "thing", "means": "thing", "state": "state"}   # the question's kind -> its value's
 PAIR_KINDS = {"number": "numerical", "date": "date", "name": "entity", "thing": "thing", "state": "state"}
 Stem = Callable[[list[str]], list[str]]   # Parser.stem: words -> their Snowball stems
 
@@ -616,8 +614,7 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
     """A figure, choice or state of another year, payment period or kind ('the monthly pass', asked the annual)."""
     if question.years and sentence.years and question.years.isdisjoint(sentence.years):
         return True
-    if v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and any(
-            w not in DOERS and w.removesuffix("s") not in DOERS for w in v.subject) and (
+    if v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and (
             question.near is None or v.subject_text not in question.near):
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
@@ -1717,6 +1714,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of a
                     t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # thing, of time too; money only
                 unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
+        elif nxt is not None and nxt.pos_ == "AUX":      # 'How do I pay?': by what means, a phrase of 'by', 'through',
+            asks, category = "means", "via"               # 'with', ... ('through SchoolPurse', 'by Direct Debit')
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
