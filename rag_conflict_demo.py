@@ -111,7 +111,7 @@ WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "w
 HOW_KINDS = frozenset("many much old long far big tall large high often frequently heavy soon late early quickly fast"
                       .split())
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",
-             "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass",
+             "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "fast": "speed",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
              "tall": "length"}   # the kinds of figure that answer; sources choose the rest
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
@@ -135,8 +135,8 @@ PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is a
     "person president director ceo cfo cto chairman chairwoman chair leader founder author singer actor actress "
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
     "justice judge secretary senator premier".split())
-MONEY_NOUNS = frozenset("revenue price cost fee salary budget income profit sales tax fine deductible allowance diem "
-                        "stipend deposit rent fare cash compensation investment".split())   # rate, limit: counts too
+MONEY_NOUNS = frozenset("revenue price cost fee charge surcharge salary budget income profit sales tax fine deductible "
+                        "allowance diem stipend deposit rent fare cash compensation investment".split())
 NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.split()} | dict.fromkeys(
     PERSON_NOUNS, "person") | dict.fromkeys(MONEY_NOUNS, "number")
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
@@ -151,9 +151,9 @@ NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten e
                         "ninety".split(), [*range(21), *range(30, 100, 10)]))
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥",
-              "₹": "₹", "inr": "₹", "rupee": "₹"}
+              "₹": "₹", "inr": "₹", "rupee": "₹", "cents": "¢", "¢": "¢"}   # not 'cent': '5 per cent'
 FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3}   # how often: 'twice a week'
-SUBUNITS = {"p": ("£", 0.01)}   # a currency's subunit: '50p' is £0.50
+SUBUNITS = {"p": ("£", 0.01), "¢": ("$", 0.01)}   # a currency's subunit: '50p' is £0.50
 MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units of measure: size in kg, m, l, MB, ...
     "mass": "kg:1 kilogram:1 kilo:1 gram:0.001 lb:0.4536 lbs:0.4536 stone:6.35 tonne:1000",
     "length": "mm:0.001 cm:0.01 metre:1 meter:1 km:1000 kilometre:1000 kilometer:1000 mile:1609.3 ft:0.3048 "
@@ -1519,10 +1519,10 @@ def figure_value(ent: Span) -> Value | None:
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     unit, end = "", ent.end
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
-    if ent.label_ == "MONEY" or _PENCE_RE.search(ent.text) or symbols:
-        unit = symbols[0] if symbols else "p" if _PENCE_RE.search(ent.text) else "$"
+    if _PENCE_RE.search(ent.text) or symbols:       # money by its currency, not by spaCy's label ('no more than 8 kg')
+        unit = symbols[0] if symbols else "p"
         end = next((t.i for t in ent if t.lower_ in ("per", "a", "an", "/")), ent.end)   # '41.2p per day'
-    elif ent.label_ == "PERCENT":
+    elif ent.label_ == "PERCENT" or ent.text.lower().endswith("per cent"):
         unit = "%"
     else:
         head = ent.root.head if ent.root.head.i >= ent.end else None
@@ -1536,6 +1536,7 @@ def figure_value(ent: Span) -> Value | None:
     at = max((t.i for t in ent if t.like_num or t.text[:1].isdigit()), default=ent.end - 1)   # a unit of measure
     glued = re.fullmatch(r"[\d.,]+([^\d.,]+)", doc[at].text)   # after the figure or written onto it: '7 kg', '25MB'
     written = (glued.group(1) if glued else doc[at + 1].lemma_ if at + 1 < len(doc) else "").rstrip(".").lower()
+    written = unit if unit in MEASURES else written   # a quantity's own last word: '360-litre'
     if unit_class(unit) == "count" and unit not in TIME_UNITS and written in MEASURES:   # '1.7 litres': a volume
         (unit, size), end = MEASURES[written], max(end, at + (1 if glued else 2))   # through the unit's token
         value, step = value * size, step * size
