@@ -113,7 +113,7 @@ HOW_KINDS = frozenset("many much old long far big tall large high often frequent
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",
              "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "fast": "speed",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
-             "tall": "length", "old": "age"}   # the kinds of figure that answer; sources choose the rest
+             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock"}   # the kinds that answer
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is what a figure is of ('The pass costs $15');
@@ -1415,7 +1415,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
-                for t in c.subtree]
+                for t in c.subtree if t.pos_ != "PRON"]   # 'your class', 'our staff': no one kind of it
     near = [c for t in path for c in t.children if not start <= c.i < end]   # not its own ('14 days' notice')
     near += [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"]   # 'on the Enterprise plan'
     about = modifiers(near + subjects)               # its own nouns', not the clause's
@@ -1529,7 +1529,7 @@ def figure_value(ent: Span) -> Value | None:
         unit = "age"
     else:
         head = ent.root.head if ent.root.head.i >= ent.end else None
-        if ent.label_ == "QUANTITY":
+        if ent.label_ == "QUANTITY" or ent[-1].pos_ == "NOUN":   # its unit inside it: 'at least 30 minutes'
             unit = ent[-1].lemma_.lower()
         elif head is not None and head.pos_ in ("NOUN", "PROPN") and ent.root.dep_ in ("nummod", "quantmod",
                                                                                           "compound"):
