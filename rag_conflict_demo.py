@@ -116,6 +116,7 @@ HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", 
              "tall": "length", "old": "age", "early": "duration", "late": "duration|clock"}   # the kinds that answer
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
+BOUND_VERBS = PRICE_VERBS | {"start", "begin", "range", "price"}   # 'from' after them: a lowest price, not a change
 THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is what a figure is of ('The pass costs $15');
 # of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: only its kind counts
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
@@ -151,8 +152,9 @@ NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten e
                         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
                         "ninety".split(), [*range(21), *range(30, 100, 10)]))
 CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eur": "€", "euro": "€", "£": "£",
-              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥",
-              "₹": "₹", "inr": "₹", "rupee": "₹", "cents": "¢", "¢": "¢"}   # not 'cent': '5 per cent'
+              "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
+              "rupee": "₹", "cents": "¢", "¢": "¢", "a$": "A$", "aud": "A$", "c$": "C$", "cad": "C$", "nz$": "NZ$",
+              "nzd": "NZ$"}   # not 'cent': '5 per cent'
 FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3}   # how often: 'twice a week'
 SUBUNITS = {"p": ("£", 0.01), "¢": ("$", 0.01)}   # a currency's subunit: '50p' is £0.50
 MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units of measure: size in kg, m, l, MB, ...
@@ -1345,13 +1347,12 @@ _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt]n?|mm|p)(?![a-z]))?(?!\d)", re.I)
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
-_MERIDIEMS = frozenset({"am", "pm", "a.m.", "p.m."})
 _FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
-_PENCE_RE = re.compile(r"\d\s?(?:p|pence)\b", re.I)
+_PENCE_RE = re.compile(r"\d\s?(p|pence|c)\b", re.I)   # '50p', '12c': a subunit
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _NO_KIND_LABELS = frozenset({"CARDINAL", "MONEY", "NORP", "ORG", "GPE", "FAC", "LOC", "PERSON"})   # names, not kinds
@@ -1362,7 +1363,8 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     """A parsed sentence (read as one where spaCy sees several) with its values, revision words and years."""
     from spacy.tokens import Span
     values = [v for ent in places_joined(doc) for v in entity_values(ent)]
-    values += [v for t in doc if t.like_num and not t.ent_type_ and t.pos_ == "NUM" and not _YEAR_RE.fullmatch(t.text)
+    values += [v for t in doc if (t.like_num and t.pos_ == "NUM" or re.fullmatch(r"[\d.,]+[pc]", t.lower_))
+               and not t.ent_type_ and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
     values += [v for t in doc if not t.ent_type_ and _CLOCK_RE.search(t.text) for v in clock_values(doc[t.i:t.i + 1])]
     values += [*state_values(doc), *thing_values(doc)]
@@ -1431,11 +1433,10 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
 def entity_values(ent: Span) -> list[Value]:
     """A named entity as values: a figure with its unit, a time of day, a date or a name; the label a hint."""
     label, doc = ent.label_, ent.doc
-    after = ent.end < len(doc) and doc[ent.end].lower_ in _MERIDIEMS   # '11 am', the 'am' left out of the entity
-    if label in ("DATE", "TIME", "CARDINAL", "QUANTITY") and _CLOCK_RE.search(doc[ent.start:ent.end + after].text):
-        return clock_values(doc[ent.start:ent.end + after])   # a time of day, whatever the label ('8:30am': CARDINAL)
-    if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or (label in ("DATE", "TIME")
-                                                                 and (_PENCE_RE.search(ent.text) or aged(ent))):
+    if label in ("DATE", "TIME", "CARDINAL", "QUANTITY") and _CLOCK_RE.search(ent.text):
+        return clock_values(ent)                       # a time of day, whatever the label ('8:30am': CARDINAL)
+    if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or label in ("DATE", "TIME") and (_PENCE_RE.search(
+            ent.text) or aged(ent) or doc[max(ent.start - 1, 0)].lower_ in CURRENCIES):   # '£9 an hour': a TIME
         return [found] if (found := figure_value(ent)) else []
     if label in ("DATE", "TIME"):
         return date_values(ent)
@@ -1521,7 +1522,7 @@ def figure_value(ent: Span) -> Value | None:
     unit, end = "", ent.end
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
     if _PENCE_RE.search(ent.text) or symbols:       # money by its currency, not by spaCy's label ('no more than 8 kg')
-        unit = symbols[0] if symbols else "p"
+        unit = symbols[0] if symbols else "¢" if _PENCE_RE.search(ent.text).group(1).lower() == "c" else "p"
         end = next((t.i for t in ent if t.lower_ in ("per", "a", "an", "/")), ent.end)   # '41.2p per day'
     elif ent.label_ == "PERCENT" or ent.text.lower().endswith("per cent"):
         unit = "%"
@@ -1534,8 +1535,6 @@ def figure_value(ent: Span) -> Value | None:
         elif head is not None and head.pos_ in ("NOUN", "PROPN") and ent.root.dep_ in ("nummod", "quantmod",
                                                                                           "compound"):
             unit, end = head.lemma_.lower(), head.i + 1   # what it counts: '660 stores', '15 GB'
-        if not unit and (glued := re.fullmatch(r"[\d.,]+([a-z]+)", ent[-1].lower_)):
-            unit = glued.group(1)                      # a unit written onto its figure: '350gsm'
     at = max((t.i for t in ent if t.like_num or t.text[:1].isdigit()), default=ent.end - 1)   # a unit of measure
     glued = re.fullmatch(r"[\d.,]+([^\d.,]+)", doc[at].text)   # after the figure or written onto it: '7 kg', '25MB'
     written = (glued.group(1) if glued else doc[at + 1].lemma_ if at + 1 < len(doc) else "").rstrip(".").lower()
@@ -1592,7 +1591,8 @@ def former(token: Token) -> bool:
 
 def _from_a_change(prep: Token) -> bool:
     """'from' after a verb or 'up'/'down': what follows is what a change left behind, its figure and its year."""
-    return prep.lower_ == "from" and (prep.head.pos_ in ("VERB", "AUX", "ADV") or prep.head.lower_ in ("up", "down"))
+    return prep.lower_ == "from" and prep.head.lemma_ not in BOUND_VERBS and (
+        prep.head.pos_ in ("VERB", "AUX", "ADV") or prep.head.lower_ in ("up", "down"))
 
 
 def date_values(ent: Span) -> list[Value]:
@@ -1726,6 +1726,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
                 unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
         elif nxt is not None and nxt.pos_ == "AUX":      # 'How do I pay?': by what means, a phrase of 'by', 'through',
             asks, category = "means", "via"               # 'with', ... ('through SchoolPurse', 'by Direct Debit')
+    elif wh is not None and wh.dep_ == "dobj" and any(t.lemma_ in PRICE_VERBS for t in tokens):
+        asks, unit = "number", "money"                    # 'What will I pay a month?', 'What does a pass cost?'
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
@@ -2610,7 +2612,9 @@ def examples(test: str = "") -> list[dict[str, Any]]:
 
 
 class TestLibrary(unittest.TestCase):
-    def test_what_a_sentence_answers(self) -> None:
+    def test_what_a_question_asks_and_a_sentence_answers(self) -> None:
+        for r in examples("kind"):
+            self.assertEqual(shared_parser().question(r["ask"]).asks, r["kind"], r)
         for r in examples("reading"):
             v = next(iter(reading(r["text"], r["ask"]).values), None)
             said = (v.text, list(v.key[:2] if v.kind == "number" else v.key)) if v else ("", None)
@@ -2630,10 +2634,6 @@ class TestLibrary(unittest.TestCase):
             x, y = (reading(r[side], r["ask"]).values[0] for side in "ab")
             self.assertEqual((comparable(x, y), agree(x, y), agree(y, x)), (True, r["agree"], r["agree"]), r)
         self.assertEqual(name_words("Dr. Zoltán Korda's"), {"zoltan", "korda"})
-
-    def test_question_kinds(self) -> None:
-        for r in examples("kind"):
-            self.assertEqual(shared_parser().question(r["ask"]).asks, r["kind"], r)
 
     def test_the_pairs_flagged(self) -> None:
         for r in examples("flagged"):   # documents d0, d1, ...: the pairs flagged (a, b, kind), the documents kept
