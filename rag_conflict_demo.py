@@ -122,8 +122,8 @@ THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is wha
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
-PERIODS = {"annual": "year", "annually": "year", "yearly": "year", "year": "year", "monthly": "month",
-           "month": "month", "weekly": "week", "week": "week", "daily": "day", "day": "day"}   # a payment period
+PERIODS = {w: p.split()[0] for p in ("year annual annually yearly", "month monthly", "week weekly", "day daily",
+                                     "hour hourly", "night nightly") for w in p.split()}   # the period a price is per
 NOUN_KINDS = {
     "place": "city country state town place location venue stadium region province county capital address "
              "headquarters continent island",
