@@ -1521,8 +1521,8 @@ def figure_value(ent: Span) -> Value | None:
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     unit, end = "", ent.end
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
-    if _PENCE_RE.search(ent.text) or symbols:       # money by its currency, not by spaCy's label ('no more than 8 kg')
-        unit = symbols[0] if symbols else "¢" if _PENCE_RE.search(ent.text).group(1).lower() == "c" else "p"
+    if (pence := _PENCE_RE.search(ent.text)) or symbols:   # money by its currency, not spaCy's label ('under 8 kg')
+        unit = symbols[0] if symbols else "¢" if pence.group(1).lower() == "c" else "p"
         end = next((t.i for t in ent if t.lower_ in ("per", "a", "an", "/")), ent.end)   # '41.2p per day'
     elif ent.label_ == "PERCENT" or ent.text.lower().endswith("per cent"):
         unit = "%"
