@@ -1515,8 +1515,8 @@ def figure_value(ent: Span) -> Value | None:
     doc, pence = ent.doc, _PENCE_RE.search(ent.text)
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
-    measured = not (pence or symbols or any(t.head.tag_ == "NNS" for t in doc[ent.start:ent.end + 1]
-                                            if t.lower_ in MEASURES))   # 'm' of '2m visitors': a million
+    measured = not (pence or symbols or any(t.tag_ == "NNP" and t.head.tag_ == "NNS" for t in doc[
+        ent.start:ent.end + 1] if t.lower_ in MEASURES))   # '2m visitors': a million (NNP); '10mm tiles' (NN)
     if ent.end < len(doc) and doc[ent.end].lower_ in MAGNITUDES.keys() - (MEASURES.keys() if measured else ()) \
             and not re.search(r"[a-z]", ent.text[-1:], re.I):
         ent = doc[ent.start:ent.end + 1]               # '$11.9' 'M': its magnitude word is part of it
