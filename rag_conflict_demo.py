@@ -788,8 +788,7 @@ class ConflictDetector:
         readings = [r if keep else _memo(self._readings, r, lambda r=r: replace(r, values=(), states=(), mentions=()))
                     for r, keep in zip(readings, (features @ np.array(READING_GATE) >= 0).tolist())]
         sims = embeddings @ embeddings.T                # (k, k) cosine, rows are L2-normalised
-        # Sources whose answering sentences are near the question in meaning are on its topic even when the pages
-        # are less alike (a press release and an annual review giving one year's visitors).
+        # sources whose answering sentences are near the question are on its topic, however unlike their pages
         near = np.array([r.relevance >= SENTENCE_TOPIC_THRESHOLD for r in readings], dtype=bool)
         gate = np.triu((sims >= self.topic_threshold) | (near[:, None] & near[None, :]), 1)
         rows, cols = np.nonzero(gate)
@@ -891,8 +890,7 @@ def conflict_clusters(doc_ids: Sequence[str], pairs: Iterable[ConflictPair]) -> 
     for p in pairs:
         neighbours[p.a].add(p.b)
         neighbours[p.b].add(p.a)
-    seen: set[str] = set()
-    clusters = []
+    seen, clusters = set(), []
     for root in doc_ids:
         if root in seen or not neighbours[root]:
             continue
@@ -1513,6 +1511,9 @@ def weekday(word: str) -> str:
 def figure_value(ent: Span) -> Value | None:
     """A figure with its unit: a currency, %, or the noun it counts and per what ('500 requests per minute'); days."""
     doc, pence = ent.doc, _PENCE_RE.search(ent.text)
+    to = next((t.i + 1 for t in ent[1:-1] if t.lower_ == "to"), 0)   # 'rose from €49 to €54', one entity to spaCy:
+    if to and ent.start > 0 and _from_a_change(doc[ent.start - 1]):   # the figure the change leaves, after 'to'
+        ent = type(ent)(doc, to, ent.end, label=ent.label_)
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
     measured = not (pence or symbols or any(t.tag_ == "NNP" and t.head.tag_ == "NNS" for t in doc[
@@ -2001,8 +2002,7 @@ def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "",
                            ) -> list[Document]:
     """(where, JSON value) pairs -> Documents, other fields kept as metadata; errors name where, unknown fields warn."""
     docs: list[Document] = []
-    seen: dict[str, str] = {}
-    unknown: set[str] = set()
+    seen, unknown = {}, set()                         # doc_id -> where; fields not known
     for where, record in records:
         if isinstance(record, dict):                   # 'date' read as the timestamp, unless both are given
             record = {FIELD_SYNONYMS[k] if FIELD_SYNONYMS.get(k, k) not in record else k: v for k, v in record.items()}
