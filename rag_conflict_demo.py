@@ -1512,7 +1512,7 @@ def figure_value(ent: Span) -> Value | None:
     """A figure with its unit: a currency, %, or the noun it counts and per what ('500 requests per minute'); days."""
     doc, pence = ent.doc, _PENCE_RE.search(ent.text)
     to = next((t.i + 1 for t in ent[1:-1] if t.lower_ == "to"), 0)   # 'rose from €49 to €54', one entity to spaCy:
-    if to and ent.start > 0 and _from_a_change(doc[ent.start - 1]):   # the figure the change leaves, after 'to'
+    if to and ent.start > 0 and _from_a_change(doc[ent.start - 1]):   # the change's new figure, after 'to'
         ent = type(ent)(doc, to, ent.end, label=ent.label_)
     start = ent.start - (ent.start > 0 and doc[ent.start - 1].lower_ in {*CURRENCIES, "every"})   # '$25', 'every 3'
     symbols = [c for t in doc[start:ent.end] if (c := CURRENCIES.get(t.lower_) or CURRENCIES.get(t.lemma_.lower()))]
