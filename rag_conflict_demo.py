@@ -761,8 +761,8 @@ class ConflictDetector:
         def make() -> tuple[np.ndarray | None, list[int]]:
             outline = self.parser.outline(text)
             cosines = self.vectors.cosines(question.text, sentence_texts(text, outline)) if self.vectors else None
-            for i in range(1, len(outline)) if cosines is not None else ():   # the line under a question the page
-                cosines[i] = max(cosines[i], cosines[i - 1]) if outline[i - 1].asks else cosines[i]   # asks answers it
+            for i in (i for i in range(1, len(outline)) if outline[i - 1].asks and cosines is not None):
+                cosines[i] = max(cosines[i], cosines[i - 1])   # the line under a question the page asks answers it
             return cosines, answering_sentences(outline, question, ANSWERING_SENTENCES, cosines)
         return _memo(self._near, (text, question.text), make)
 
