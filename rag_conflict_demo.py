@@ -486,7 +486,8 @@ def answering_sentences(outline: Sequence[Outline], question: Question, n: int =
     scored = []
     for i, (o, cos) in enumerate(zip(outline, near)):
         share = len(question.words & o.words) / max(1, len(question.words))
-        if share > 0 or (cos is not None and cos >= SENTENCE_MIN_COSINE):
+        restates = o.words <= question.words and not (o.asks or question.polar)   # a title line: it says no more
+        if not restates and (share > 0 or (cos is not None and cos >= SENTENCE_MIN_COSINE)):
             score = -(share if cos is None else round(cos, 1) + SENTENCE_WORD_WEIGHT * share)
             at = next((j for j in range(i, len(outline)) if not outline[j].asks), None)   # a question the page
             scored += [(score, at)] if at is not None else []   # asks is answered by the line under it, never itself
@@ -2660,12 +2661,11 @@ class TestLibrary(unittest.TestCase):
     def test_a_source_the_gate_finds_answering_nothing_is_read_as_none(self) -> None:
         texts, query = ["The Pro plan costs $20 per month.", "The Pro plan costs $25 per month."], "What does Pro cost?"
         contexts = [RetrievedContext(Document(f"d{n}", f"D{n}", t), 0.5) for n, t in enumerate(texts)]
-        said = ["$20 per month", "$25 per month"]
-        for gate, answers in (((-1.0,) + (0.0,) * 5, ["", ""]), ((1.0,) + (0.0,) * 5, said)):
-            with mock.patch(f"{__name__}.READING_GATE", gate):
+        for bias, answers in ((-1.0, ["", ""]), (1.0, ["$20 per month", "$25 per month"])):   # the gate: its bias only
+            with mock.patch(f"{__name__}.READING_GATE", (bias,) + (0.0,) * 5):
                 report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(2), query)
             self.assertEqual(([report.answers[c.document.doc_id] for c in contexts], report.has_conflict),
-                             (answers, all(answers)), gate)
+                             (answers, all(answers)), bias)
 
     def test_what_each_cluster_keeps_and_timestamps_compare_as_instants(self) -> None:
         for r in examples("resolved"):
