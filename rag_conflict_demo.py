@@ -632,14 +632,16 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
 
 def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosines: np.ndarray | None,
                 best: list[int]) -> Reading:
-    """What one source answers: of its sentences most on the question (best), the first stating the kind asked."""
+    """What one source answers: of its sentences nearest the question (best), the first stating the kind asked."""
     if question.polar and cosines is not None:        # a yes/no answer is said of what the question asks:
         best = [i for i in best if cosines[i] >= SENTENCE_MIN_COSINE]   # no word shared is enough for it
     if not best:
         return Reading(doc_id)
-    parsed = parser.sentences(text, best)
-    chosen, values = next(((i, found) for i in best if (found := values_asked(parsed[i], question))), (best[0], ()))
-    line = parser.outline(text)[chosen]               # in a table row, first the figure of a column the question names
+    outline, telling = parser.outline(text), question.words - frozenset(parser.stem(list(question.names)))
+    ranked = best[:ANSWERING_SENTENCES] + [i for i in best[ANSWERING_SENTENCES:] if outline[i].words & telling]
+    parsed, best = parser.sentences(text, ranked), best[:ANSWERING_SENTENCES]   # telling: the words asked but names
+    chosen, values = next(((i, found) for i in ranked if (found := values_asked(parsed[i], question))), (best[0], ()))
+    line = outline[chosen]                            # in a table row, first the figure of a column the question names
     values = tuple(sorted(values, key=lambda v: -len(question.words & parser.text_words(column(text, line, v.start)))))
     s, kind = parsed[chosen], ASKED_KINDS.get(question.asks)
     states = tuple(w for i in best for u in parsed[i].values if question.asks == "state"   # a stance answers
@@ -765,13 +767,13 @@ class ConflictDetector:
             cosines = self.vectors.cosines(question.text, sentence_texts(text, outline)) if self.vectors else None
             for i in (i for i in range(1, len(outline)) if outline[i - 1].asks and cosines is not None):
                 cosines[i] = max(cosines[i], cosines[i - 1])   # the line under a question the page asks answers it
-            return cosines, answering_sentences(outline, question, ANSWERING_SENTENCES, cosines)
+            return cosines, answering_sentences(outline, question, len(outline), cosines)
         return _memo(self._near, (text, question.text), make)
 
     def question(self, query: str, texts: Sequence[str]) -> Question:
         """The query analysed, with the kind of figure its sources' answering sentences hold (asked_by_evidence)."""
         question = self.parser.question(query)
-        best = [self.parser.sentences(text, self.near(text, question)[1]) for text in texts]
+        best = [self.parser.sentences(text, self.near(text, question)[1][:ANSWERING_SENTENCES]) for text in texts]
         kind = asked_by_evidence(question, [b.values() for b in best[:EVIDENCE_SOURCES]])   # the most relevant
         question = near_subjects(kind, best, self.vectors)
         self.parser.asked[query] = question            # the reader asks for the kind these sources answer with
