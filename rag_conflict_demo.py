@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # heavy types, imported only where a model is loaded
     from spacy.tokens import Span, Token
 
 log = logging.getLogger("rag_conflict_demo")
+_ME = str(Path(__file__).resolve())   # this file: --bench runs it in child processes
 
 # -----------------------------------------------------------------------------
 # constants
@@ -108,12 +109,10 @@ REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediat
 CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a statement's own change marker
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
-HOW_KINDS = frozenset("many much old long far big tall large high often frequently heavy soon late early quickly fast"
-                      .split())
-HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",
+HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",   # 'how X':
              "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "fast": "speed",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
-             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock"}   # the kinds that answer
+             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock", "high": ""}   # the kinds
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 BOUND_VERBS = PRICE_VERBS | {"start", "begin", "range", "price"}   # 'from' after them: a lowest price, not a change
@@ -638,7 +637,9 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     if not best:
         return Reading(doc_id)
     outline, telling = parser.outline(text), question.words - frozenset(parser.stem(list(question.names)))
-    ranked = best[:ANSWERING_SENTENCES] + [i for i in best[ANSWERING_SENTENCES:] if outline[i].words & telling]
+    nearest = best[:ANSWERING_SENTENCES] if question.polar else sorted(   # a figure is of what its line names:
+        best[:ANSWERING_SENTENCES], key=lambda i: -len(outline[i].words & telling))   # lines naming more first
+    ranked = nearest + [i for i in best[ANSWERING_SENTENCES:] if outline[i].words & telling]
     parsed, best = parser.sentences(text, ranked), best[:ANSWERING_SENTENCES]   # telling: the words asked but names
     chosen, values = next(((i, found) for i in ranked if (found := values_asked(parsed[i], question))), (best[0], ()))
     line = outline[chosen]                            # in a table row, first the figure of a column the question names
@@ -1343,7 +1344,7 @@ _MONTHS = {name.lower(): n for n, name in enumerate(__import__("calendar").month
     name.lower(): n for n, name in enumerate(__import__("calendar").month_abbr) if name}
 _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt]n?|mm|p)(?![a-z]))?(?!\d)", re.I)
-_CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
+_CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
 _FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
@@ -1365,7 +1366,6 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
     values += [v for t in doc if (t.like_num and t.pos_ == "NUM" or re.fullmatch(r"[\d.,]+[pc]", t.lower_))
                and not t.ent_type_ and not _YEAR_RE.fullmatch(t.text)
                and (v := figure_value(Span(doc, t.i, t.i + 1, label="CARDINAL"))) and v.key[0]]   # '900 calls a minute'
-    values += [v for t in doc if not t.ent_type_ and _CLOCK_RE.search(t.text) for v in clock_values(doc[t.i:t.i + 1])]
     values += [*state_values(doc), *thing_values(doc)]
     patterns = list(patterned(doc))                    # one figure where spaCy sees several: a box's three sides
     values = [v for v in values if v.kind != "number" or all(v.end <= p.start or p.end <= v.start for p in patterns)]
@@ -1384,6 +1384,9 @@ def analyse_sentence(doc: Any, parser: Parser) -> Sentence:
 
 def patterned(doc: Any) -> Iterable[Value]:
     """Figures read by their pattern: 'twice a week' (how often: 3.5 days apart), '55 x 40 x 20 cm' (a box: 44 l)."""
+    for m in _CLOCK_RE.finditer(doc.text):           # a time of day no entity holds whole ('5pm': '5' and 'pm')
+        if not any(e.start_char <= m.start() and m.end() <= e.end_char for e in doc.ents):
+            yield from clock_values(doc.char_span(m.start(), m.end(), alignment_mode="expand"))
     for m in _FREQUENCY_RE.finditer(doc.text):
         times = FREQUENCY_WORDS.get(m.group(1).lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
         if times and m.group(2).lower() in TIME_UNITS:
@@ -1717,8 +1720,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             asks = "person" if role in PERSON_NOUNS else "agent"
     elif wh is not None and wh.lower_ == "how":
         nxt = wh.nbor(1) if wh.i + 1 < len(doc) else None
-        if nxt is not None and nxt.lower_ in HOW_KINDS:
-            asks, unit = "number", HOW_UNITS.get(nxt.lower_, "")
+        if nxt is not None and nxt.lower_ in HOW_UNITS:
+            asks, unit = "number", HOW_UNITS[nxt.lower_]
             if nxt.lower_ == "much" and not (nxt.head.pos_ == "NOUN" and nxt.head.i == nxt.i + 1) and (
                     nxt.head.lemma_ == "be" or any(t.lemma_ in PRICE_VERBS for t in tokens)):
                 unit = "money"                            # 'How much is it?', '... does it cost?'; not 'How much data'
@@ -1757,9 +1760,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
                    and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
-    kinds = modifiers(t for t in tokens if t.lower_ not in HOW_KINDS)   # 'How much water' asks no kind of water
+    kinds = modifiers(t for t in tokens if t.lower_ not in HOW_UNITS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
-                      for w in name_words(t.text))   # 'the Vireo 300': vireo, 300
+                      and t.ent_type_ not in ("DATE", "TIME") for w in name_words(t.text))   # 'the Vireo 300'; no 'May'
     return Question(doc.text, asks, parser.words(content), forms, frozenset(int(y) for y in _YEAR_RE.findall(doc.text)),
                     kinds, numbers, polar, state, unit, ends, period, names=names, category=category)
 
@@ -2292,10 +2295,9 @@ def synthetic_documents(base: Sequence[Document], n: int, changed: float = 0.05,
 def _timed_child(args: Sequence[str] = (), code: str = "") -> tuple[float, float]:
     """(seconds, peak RSS in MB) of a fresh Python running code (default: this file) on sys.argv[1:] = args."""
     import subprocess
-    me = str(Path(__file__).resolve())
     preamble = ("import atexit, sys\natexit.register(lambda: print('peak_kb=' + open('/proc/self/status', "
                 "encoding='utf-8').read().split('VmHWM:')[1].split()[0], file=sys.stderr))\n")
-    code = code or f"import runpy; sys.argv[0] = {me!r}; runpy.run_path({me!r}, run_name='__main__')"
+    code = code or f"import runpy; sys.argv[0] = {_ME!r}; runpy.run_path({_ME!r}, run_name='__main__')"
     child, seconds = _timed(subprocess.run, [sys.executable, "-c", preamble + code, *args], text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
     peaks = re.findall(r"peak_kb=(\d+)", child.stderr)
@@ -2324,7 +2326,6 @@ def _bench_audit(args: argparse.Namespace, pages: int = 10_000) -> list[dict[str
 
 def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
     """Detection's cost at k = 3..1000, new and again; in child processes, the demo against its floor, and memory."""
-    me = str(Path(__file__).resolve())
     model = resolve_embed_model(args.embed_model)
     embedder, parser = SentenceEmbedder(model), shared_parser()
     synthetic = synthetic_documents(demo_knowledge_base(), 1000)
@@ -2343,7 +2344,7 @@ def run_bench(args: argparse.Namespace, repeats: int = 5) -> dict[str, Any]:
             again += [1000 * _timed(detector.detect, contexts, embeddings, query)[1] for _ in range(repeats)]
         scaling.append({"k": k, "ms": round(median(new), 3), "repeat_ms": round(median(again), 3)})
     floor_code = (f"import sentence_transformers\nsentence_transformers.SentenceTransformer({model!r}, device='cpu')\n"
-                  f"import runpy; runpy.run_path({me!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
+                  f"import runpy; runpy.run_path({_ME!r}, run_name='floor')['load_spacy']()\n")   # spaCy's too
     floor, demo = zip(*[(_timed_child((), floor_code), _timed_child(["--quiet", "--no-color", "--reader", args.reader]))
                         for _ in range(3)])             # alternate, so drift hits both alike
     floor_s, demo_s = median(t for t, _ in floor), median(t for t, _ in demo)
@@ -2603,11 +2604,6 @@ def reading(text: str, query: str, doc_id: str = "x") -> Reading:
     return ConflictDetector(shared_parser()).reading(Document(doc_id, doc_id, text), shared_parser().question(query))
 
 
-def same_topic(n: int) -> np.ndarray:
-    """n identical unit rows: every pair passes any topic gate."""
-    return np.ones((n, 1), dtype=np.float32)
-
-
 def examples(test: str = "") -> list[dict[str, Any]]:
     """The examples of one kind (or all) in cases/test_examples.jsonl: a line an example, each with why it holds."""
     path = Path(__file__).with_name("cases") / "test_examples.jsonl"
@@ -2643,7 +2639,8 @@ class TestLibrary(unittest.TestCase):
             contexts = [RetrievedContext(Document(f"d{n}", r["titles"][n] if "titles" in r else f"D{n}", t,
                                                   r["dates"][n] if "dates" in r else ""), 0.5)
                         for n, t in enumerate(r["texts"])]
-            report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(len(contexts)), r["ask"])
+            same = np.ones((len(contexts), 1))        # one embedding for all: every pair passes the topic gate
+            report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same, r["ask"])
             pairs = [(p.a, p.b, p.kind) for p in report.pairs]
             kept = [c.document.doc_id for c in resolve(contexts, report).kept] if "kept" in r else None
             self.assertEqual((pairs, kept), ([tuple(p) for p in r["pairs"]], r.get("kept")), r)
@@ -2656,14 +2653,14 @@ class TestLibrary(unittest.TestCase):
         for query, examined in (("What is the limit?", 0),         # that answer are near the question in meaning
                                 ("What is the limit of the standard tier in requests per minute?", 1)):
             self.assertEqual(detector.detect(contexts, far, query).pairs_examined, examined, query)
-        self.assertEqual(detector.detect(contexts, same_topic(2), "What is the limit?").pairs_examined, 1)
+        self.assertEqual(detector.detect(contexts, np.ones((2, 1)), "What is the limit?").pairs_examined, 1)
 
     def test_a_source_the_gate_finds_answering_nothing_is_read_as_none(self) -> None:
         texts, query = ["The Pro plan costs $20 per month.", "The Pro plan costs $25 per month."], "What does Pro cost?"
         contexts = [RetrievedContext(Document(f"d{n}", f"D{n}", t), 0.5) for n, t in enumerate(texts)]
         for bias, answers in ((-1.0, ["", ""]), (1.0, ["$20 per month", "$25 per month"])):   # the gate: its bias only
             with mock.patch(f"{__name__}.READING_GATE", (bias,) + (0.0,) * 5):
-                report = ConflictDetector(shared_parser(), 0.0).detect(contexts, same_topic(2), query)
+                report = ConflictDetector(shared_parser(), 0.0).detect(contexts, np.ones((2, 1)), query)
             self.assertEqual(([report.answers[c.document.doc_id] for c in contexts], report.has_conflict),
                              (answers, all(answers)), bias)
 
@@ -2899,7 +2896,7 @@ class TestCLI(unittest.TestCase):
             docs = [RetrievedContext(Document(f"a{n}", "A", texts[0], "2024-01-01"), 0.5),
                     RetrievedContext(Document(f"b{n}", "B", texts[1], rng.choice(("2023-01-01", ""))), 0.4)]
             query = " ".join(rng.choice(pieces) for _ in range(4)) + "?"
-            forward, backward = (detector.detect(d, same_topic(2), query) for d in (docs, docs[::-1]))
+            forward, backward = (detector.detect(d, np.ones((2, 1)), query) for d in (docs, docs[::-1]))
             self.assertEqual([p.kind for p in forward.pairs], [p.kind for p in backward.pairs], texts)
 
 
