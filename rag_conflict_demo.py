@@ -109,10 +109,10 @@ REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediat
 CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a statement's own change marker
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
-HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",   # 'how X':
+HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",   # 'how X ...?'
              "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "fast": "speed",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
-             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock", "high": ""}   # the kinds
+             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock", "high": ""}   # answers
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 BOUND_VERBS = PRICE_VERBS | {"start", "begin", "range", "price"}   # 'from' after them: a lowest price, not a change
