@@ -637,10 +637,10 @@ def read_source(doc_id: str, text: str, question: Question, parser: Parser, cosi
     if not best:
         return Reading(doc_id)
     outline, telling = parser.outline(text), question.words - frozenset(parser.stem(list(question.names)))
-    nearest = best[:ANSWERING_SENTENCES] if question.polar else sorted(   # a figure is of what its line names:
-        best[:ANSWERING_SENTENCES], key=lambda i: -len(outline[i].words & telling))   # lines naming more first
-    ranked = nearest + [i for i in best[ANSWERING_SENTENCES:] if outline[i].words & telling]
-    parsed, best = parser.sentences(text, ranked), best[:ANSWERING_SENTENCES]   # telling: the words asked but names
+    best, later = best[:ANSWERING_SENTENCES], [i for i in best[ANSWERING_SENTENCES:] if outline[i].words & telling]
+    # a figure is of what its line names: of the nearest, the lines naming more words asked (not names) come first
+    ranked = (best if question.polar else sorted(best, key=lambda i: -len(outline[i].words & telling))) + later
+    parsed = parser.sentences(text, ranked)
     chosen, values = next(((i, found) for i in ranked if (found := values_asked(parsed[i], question))), (best[0], ()))
     line = outline[chosen]                            # in a table row, first the figure of a column the question names
     values = tuple(sorted(values, key=lambda v: -len(question.words & parser.text_words(column(text, line, v.start)))))
