@@ -117,7 +117,7 @@ CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'deliver
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 BOUND_VERBS = PRICE_VERBS | {"start", "begin", "range", "price"}   # 'from' after them: a lowest price, not a change
 THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is what a figure is of ('The pass costs $15');
-# of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: only its kind counts
+# of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: its kind, or its object
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
@@ -1428,6 +1428,9 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     thing = head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
     named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
                       for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
+    if named and not thing and not any(start <= t.i < end for t in subjects):   # and what it acts on ('Safety
+        named |= {w for t in path for c in t.children if c.dep_ == "dobj" and c not in path for g in c.subtree
+                  if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
                  named, " ".join(t.text for t in subjects))
 
