@@ -121,8 +121,8 @@ THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is wha
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
 END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
-PERIODS = {w: p.split()[0] for p in ("year annual annually yearly", "month monthly", "week weekly", "day daily",
-                                     "hour hourly", "night nightly") for w in p.split()}   # the period a price is per
+PERIODS = {w: p.split()[0] for p in "year annual annually yearly,month monthly,fortnight fortnightly,week weekly,"
+           "day daily,hour hourly,night nightly".split(",") for w in p.split()}   # a price's period; how often
 NOUN_KINDS = {
     "place": "city country state town place location venue stadium region province county capital address "
              "headquarters continent island",
@@ -154,7 +154,7 @@ CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "us$": "$", "€": "€", "eu
               "gbp": "£", "pound": "£", "p": "p", "pence": "p", "¥": "¥", "jpy": "¥", "yen": "¥", "₹": "₹", "inr": "₹",
               "rupee": "₹", "cents": "¢", "¢": "¢", "a$": "A$", "aud": "A$", "c$": "C$", "cad": "C$", "nz$": "NZ$",
               "nzd": "NZ$"}   # not 'cent': '5 per cent'
-FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3}   # how often: 'twice a week'
+FREQUENCY_WORDS = {"once": 1, "twice": 2, "thrice": 3, "every": 1, "every other": 0.5}   # how often: 'twice a week'
 SUBUNITS = {"p": ("£", 0.01), "¢": ("$", 0.01)}   # a currency's subunit: '50p' is £0.50
 MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units of measure: size in kg, m, l, MB, ...
     "mass": "kg:1 kilogram:1 kilo:1 gram:0.001 lb:0.4536 lbs:0.4536 stone:6.35 tonne:1000 t:1000",
@@ -174,7 +174,8 @@ TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.
 HEDGES = frozenset("about around approximately roughly nearly almost some over under more than less "
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
-AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date"}   # else
+AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date",
+              "interval": "how often"}   # else
 KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side".split())   # 'last entry'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
@@ -592,8 +593,8 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
         found = {v for s in sentences for v in s.values if v.kind == "number"
                  and (question.asks == "number" or v.label != "CARDINAL" or unit_class(v.key[0]) != "count")
                  and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
-                 and unit_class(v.key[0]) != "age" and not off_question(v, s, question)}   # a bare count tells
-        holding += bool(found)                        # no kind: pages are full of them ('[9]'); an age is asked by name
+                 and unit_class(v.key[0]) not in ("age", "interval") and not off_question(v, s, question)}   # a count
+        holding += bool(found)   # tells no kind: pages are full of them ('[9]'); an age, how often: asked in words
         for k in {unit_class(v.key[0]) for v in found}:
             said = kinds.setdefault(k, [0, 0])        # first the kind said of the thing asked ('joining deposit')
             said[0] += any(v.about & question.modifiers for v in found if unit_class(v.key[0]) == k)
@@ -1346,12 +1347,13 @@ _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt]n?|mm|p)(?![a-z]))?(?!\d)", re.I)
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
                        r"\b(noon|midday|midnight)\b", re.I)
-_FREQUENCY_RE = re.compile(r"\b(once|twice|thrice|[\w.]+(?= times?\b))(?: times?)? (?:a|an|per|each|every) (\w+)", re.I)
+_FREQUENCY_RE = re.compile(r"\b(?:(once|twice|thrice|every(?: other)?|[\w.]+(?= times?\b))(?: times?)?"
+                           r"(?: a | an | per | each | every | |-)(\w+)|(\w+ly))\b", re.I)   # how often
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
 _CITATION_RE = re.compile(r"(?<=\S)\[(?:\d{1,3}|[a-z]|note \d{1,3}|[a-z]+ needed)\]")   # a web page's '1883.[3]'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
-_WEEKDAYS = tuple(name.lower() for name in __import__("calendar").day_name)
+_WEEKDAYS = {d.lower() + s: d.lower() for d in __import__("calendar").day_name for s in ("", "s")}   # 'sundays': sunday
 _PENCE_RE = re.compile(r"\d\s?(p|pence|c)\b", re.I)   # '50p', '12c': a subunit
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
@@ -1387,12 +1389,14 @@ def patterned(doc: Any) -> Iterable[Value]:
     for m in _CLOCK_RE.finditer(doc.text):           # a time of day no entity holds whole ('5pm': '5' and 'pm')
         if not any(e.start_char <= m.start() and m.end() <= e.end_char for e in doc.ents):
             yield from clock_values(doc.char_span(m.start(), m.end(), alignment_mode="expand"))
-    for m in _FREQUENCY_RE.finditer(doc.text):
-        times = FREQUENCY_WORDS.get(m.group(1).lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
-        if times and m.group(2).lower() in TIME_UNITS:
-            span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
-            yield _value("number", ("interval", in_days(1, m.group(2).lower())[0] / times, 0.0), doc, span.start,
-                         span.end, span.root, "DATE")
+    for m in _FREQUENCY_RE.finditer(doc.text):       # how often, as days apart: 'twice a week', 'every other Monday'
+        times = FREQUENCY_WORDS.get((m.group(1) or "every").lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
+        word = (m.group(2) or m.group(3)).lower()
+        unit = PERIODS.get(word, word)                 # 'weekly': a week
+        span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
+        days = TIME_UNITS.get(unit) or 7.0 * (unit in _WEEKDAYS)
+        if times and days and span.root.dep_ not in SUBJECTS | {"amod"}:   # 'a weekly pass' is a kind of pass
+            yield _value("number", ("interval", days / times, 0.0), doc, span.start, span.end, span.root, "DATE")
     for m in _BOX_RE.finditer(doc.text):
         span, unit = doc.char_span(m.start(), m.end(), alignment_mode="expand"), m.group(6).lower()
         dimension, size = MEASURES.get(unit) or MEASURES.get(span[-1].lemma_.lower(), ("", 0.0))   # 'inches'
@@ -1467,7 +1471,7 @@ def clock_values(ent: Span) -> list[Value]:
         value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
                        "TIME-END" if _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) else "TIME")
         before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
-        days = {("weekday", d) for t in (*ent, *before) if (d := weekday(t.lower_))}   # its span's: 'Sunday
+        days = {("weekday", d) for t in (*ent, *before) if (d := _WEEKDAYS.get(t.lower_))}   # its span's: 'Sunday
         found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
     return found
 
@@ -1508,11 +1512,6 @@ def parse_figure(text: str, measured: bool = False) -> tuple[float, float] | Non
         scale = next((MAGNITUDES[w] for w in re.findall(r"[a-z]+", text.lower()) if w in MAGNITUDES), 1.0)
         return float(sum(words)) * scale, scale
     return None
-
-
-def weekday(word: str) -> str:
-    """'sundays' -> 'sunday'; '' for a word that names no weekday."""
-    return next((d for d in _WEEKDAYS if word.startswith(d)), "")
 
 
 def figure_value(ent: Span) -> Value | None:
@@ -1756,7 +1755,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     if measured and unit not in ("money", "clock"):
         asks, unit = "number", measured
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
-    forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), weekday(t.lower_)}) - {""}
+    forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), _WEEKDAYS.get(t.lower_)}
+                      if w)   # a weekday in one form: 'Saturdays', 'saturday'
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
     state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
