@@ -1393,9 +1393,9 @@ def patterned(doc: Any) -> Iterable[Value]:
         times = FREQUENCY_WORDS.get((m.group(1) or "every").lower()) or (parse_figure(m.group(1)) or (0.0,))[0]
         word = (m.group(2) or m.group(3)).lower()
         unit = PERIODS.get(word, word)                 # 'weekly': a week
-        span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
-        days = TIME_UNITS.get(unit) or 7.0 * (unit in _WEEKDAYS)
-        if times and days and span.root.dep_ not in SUBJECTS | {"amod"}:   # 'a weekly pass' is a kind of pass
+        days = TIME_UNITS.get(unit) or 7.0 * (unit in _WEEKDAYS)   # else no frequency: 'only', 'July'
+        span = doc.char_span(m.start(), m.end(), alignment_mode="expand") if times and days else None
+        if span and span.root.dep_ not in SUBJECTS | {"amod"}:   # 'a weekly pass' is a kind of pass
             yield _value("number", ("interval", days / times, 0.0), doc, span.start, span.end, span.root, "DATE")
     for m in _BOX_RE.finditer(doc.text):
         span, unit = doc.char_span(m.start(), m.end(), alignment_mode="expand"), m.group(6).lower()
@@ -1433,7 +1433,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
                       for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
     if named and not thing and not any(start <= t.i < end for t in subjects):   # and what it acts on ('Safety
-        named |= {w for t in path for c in t.children if c.dep_ == "dobj" and c not in path for g in c.subtree
+        named |= {w for c in near if c.dep_ == "dobj" and c not in path for g in c.subtree
                   if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
                  named, " ".join(t.text for t in subjects))
