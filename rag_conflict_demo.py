@@ -1407,12 +1407,12 @@ def patterned(doc: Any) -> Iterable[Value]:
 
 
 def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
-    """(common noun, modifier) lemmas, a thing's kind ('premium tier', 'first permit'); no names or comparatives."""
+    """(common noun, modifier) lemmas, a thing's kind ('premium tier'); no names, participles or comparatives."""
     return frozenset((t.head.lemma_.lower(), m.lemma_.lower()) for t in tokens if t.dep_ in _MODIFIER_DEPS and (
         t.pos_ in ("ADJ", "NOUN", "PROPN") and t.tag_[:2] != "VB" or t.doc[t.i + 1:t.i + 2].text == "-")  # 'follow-up'
-                     and t.tag_ not in ("JJR", "JJS") and (not t.like_num or t.ent_type_ == "ORDINAL")
-                     and t.head.pos_ == "NOUN" and t.ent_type_ not in _NO_KIND_LABELS
-                     and any(c.isalpha() for c in t.text) for m in (t, *t.conjuncts))   # 'JSON and XML responses': both
+        and t.tag_ not in ("JJR", "JJS") and (not t.like_num or t.ent_type_ == "ORDINAL")   # 'first permit': a kind
+        and t.head.pos_ == "NOUN" and t.ent_type_ not in _NO_KIND_LABELS
+        and any(c.isalpha() for c in t.text) for m in (t, *t.conjuncts))   # 'JSON and XML responses': both
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
