@@ -175,7 +175,7 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
                    "least most up circa".split())   # a hedged figure agrees within HEDGE_TOLERANCE ('up to')
 HEDGE_TOLERANCE = 0.1
 AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date",
-              "interval": "how often"}   # else
+              "interval": "how often"}   # else 'how many': the figure alone, its unit kept
 KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side".split())   # 'last entry'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
