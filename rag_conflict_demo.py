@@ -664,13 +664,9 @@ def column(text: str, line: Outline, at: int) -> str:
 
 
 def comparable(x: Value, y: Value) -> bool:
-    """Two values answer one thing: one kind, one unit or state group, not two kinds of one head noun."""
+    """Two values answer one thing: one kind, class of unit or state group, not two kinds of one head noun."""
     if x.kind != y.kind or (x.kind == "number" and unit_class(x.key[0]) != unit_class(y.key[0])):
         return False                                   # a price and a bare 'one' say nothing of each other
-    counts = x.label == y.label == "CARDINAL" and x.key[0].partition("/")[2] == y.key[0].partition("/")[2]
-    if x.kind == "number" and x.key[0] and y.key[0] and x.key[0] != y.key[0] and not counts and (   # counts of a
-            x.key[0].split("/")[0] != y.key[0].split("/")[0]):   # thing are named many ways: '660 stores', '657
-        return False                                   # restaurants'; '25 MB per file' and 'up to 50 MB' compare too
     if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0].partition("/")[2] != \
             y.key[0].partition("/")[2]:
         return False                                   # '$1,200 per incident', '$19.75 per rental'
@@ -1730,7 +1726,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:   # 'how many days';
                 unit = "interval" if wh.i and doc[wh.i - 1].lower_ == "every" else "duration"   # 'every how many'
-            elif nxt.lower_ == "much" and nxt.head.pos_ == "NOUN" and not any(   # 'how much notice': an amount of a
+            elif nxt.lower_ == "much" and nxt.dep_ == "amod" and not any(   # 'how much notice': an amount of a
                     t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # thing, of time too; money only
                 unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
         elif nxt is not None and nxt.pos_ == "AUX":      # 'How do I pay?': by what means, a phrase of 'by', 'through',
@@ -1755,8 +1751,10 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     if measured and unit not in ("money", "clock"):
         asks, unit = "number", measured
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
+    non = {"non"} if any(t.dep_ == "attr" and any(c.dep_ == "neg" for c in t.head.children) for t in tokens) \
+        else set()   # 'an adult who isn't a member' asks of the 'Non-members' column
     forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), _WEEKDAYS.get(t.lower_)}
-                      if w)   # a weekday in one form: 'Saturdays', 'saturday'
+                      if w) | non   # a weekday in one form: 'Saturdays', 'saturday'
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
     state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
@@ -1766,8 +1764,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_UNITS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
                       and t.ent_type_ not in ("DATE", "TIME") for w in name_words(t.text))   # 'the Vireo 300'; no 'May'
-    return Question(doc.text, asks, parser.words(content), forms, frozenset(int(y) for y in _YEAR_RE.findall(doc.text)),
-                    kinds, numbers, polar, state, unit, ends, period, names=names, category=category)
+    return Question(doc.text, asks, parser.words(content) | non, forms,
+                    frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state, unit, ends,
+                    period, names=names, category=category)
 
 
 # -----------------------------------------------------------------------------
