@@ -120,7 +120,7 @@ THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is wha
 # of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: its kind, or its object
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
-END_WORDS = frozenset("end close finish stop until till".split())   # asks the end of a span of hours
+END_WORDS = frozenset("end close finish stop until till late".split())   # asks the end of a span of hours
 PERIODS = {w: p.split()[0] for p in "year annual annually yearly,month monthly,fortnight fortnightly,week weekly,"
            "day daily,hour hourly,night nightly".split(",") for w in p.split()}   # a price's period; how often
 NOUN_KINDS = {
@@ -176,7 +176,7 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
 HEDGE_TOLERANCE = 0.1
 AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date",
               "interval": "how often"}   # else 'how many': the figure alone, its unit kept
-KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side".split())   # 'last entry'
+KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off".split())   # 'last entry'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
 # pages' own `answer` labels ("" or not) by the command in docs/fitting.md, which names the sets and those held out.
