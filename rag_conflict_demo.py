@@ -1078,6 +1078,8 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
             elif v.kind == "number" or (v.kind == "date" and v.key[1]):   # a day or month: a bare year qualifies
                 start, end = v.start - s.start, v.end - s.start
                 asks = AUDIT_ASKS.get("date" if v.kind == "date" else unit_class(v.key[0]), "how many")
+                if v.label == "TIME-END" and (m := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
+                    start, asks = m.start(), "until what time"   # asked as the end of the span
                 if asks == "how many":                 # the figure alone, its unit kept: 'how many requests'
                     start, end = next(((start + m.start(), start + m.end()) for m in re.finditer(r"\S+", said[
                         start:end]) if m.group()[0].isdigit() or m.group().lower() in NUMBER_WORDS), (start, end))
@@ -1726,9 +1728,9 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
             noun = nxt.head if nxt.head.pos_ == "NOUN" else next((t for t in doc[nxt.i + 1:] if t.pos_ == "NOUN"), None)
             if nxt.lower_ == "many" and noun is not None and noun.lemma_.lower() in TIME_UNITS:   # 'how many days';
                 unit = "interval" if wh.i and doc[wh.i - 1].lower_ == "every" else "duration"   # 'every how many'
-            elif nxt.lower_ == "much" and nxt.dep_ == "amod" and not any(   # 'how much notice': an amount of a
-                    t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):    # thing, of time too; money only
-                unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of a money noun
+            elif nxt.lower_ == "much" and nxt.dep_ == "amod" and nxt.head.pos_ == "NOUN" and not any(   # 'how
+                    t.pos_ in ("AUX", "VERB") for t in doc[nxt.i:nxt.head.i]):   # much notice': an amount of a thing,
+                unit = "money" if nxt.head.lemma_.lower() in MONEY_NOUNS else "count|duration"   # of time too; money
         elif nxt is not None and nxt.pos_ == "AUX":      # 'How do I pay?': by what means, a phrase of 'by', 'through',
             asks, category = "means", "via"               # 'with', ... ('through SchoolPurse', 'by Direct Debit')
     elif wh is not None and wh.dep_ == "dobj" and any(t.lemma_ in PRICE_VERBS for t in tokens):
@@ -1764,9 +1766,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_UNITS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
                       and t.ent_type_ not in ("DATE", "TIME") for w in name_words(t.text))   # 'the Vireo 300'; no 'May'
-    return Question(doc.text, asks, parser.words(content) | non, forms,
-                    frozenset(int(y) for y in _YEAR_RE.findall(doc.text)), kinds, numbers, polar, state, unit, ends,
-                    period, names=names, category=category)
+    return Question(doc.text, asks, parser.words(content) | non, forms, frozenset(int(y) for y in _YEAR_RE.findall(
+        doc.text)), kinds, numbers, polar, state, unit, ends, period, names=names, category=category)
 
 
 # -----------------------------------------------------------------------------
