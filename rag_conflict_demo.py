@@ -176,7 +176,7 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
 HEDGE_TOLERANCE = 0.1
 AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date",
               "interval": "how often"}   # else 'how many': the figure alone, its unit kept
-KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off".split())   # 'last entry'
+KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off".split())   # 'off-peak'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
 # pages' own `answer` labels ("" or not) by the command in docs/fitting.md, which names the sets and those held out.
@@ -1078,8 +1078,8 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
             elif v.kind == "number" or (v.kind == "date" and v.key[1]):   # a day or month: a bare year qualifies
                 start, end = v.start - s.start, v.end - s.start
                 asks = AUDIT_ASKS.get("date" if v.kind == "date" else unit_class(v.key[0]), "how many")
-                if v.label == "TIME-END" and (m := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
-                    start, asks = m.start(), "until what time"   # asked as the end of the span
+                if v.label == "TIME-END" and (to := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
+                    start, asks = to.start(), "until what time"   # asked as the end of the span
                 if asks == "how many":                 # the figure alone, its unit kept: 'how many requests'
                     start, end = next(((start + m.start(), start + m.end()) for m in re.finditer(r"\S+", said[
                         start:end]) if m.group()[0].isdigit() or m.group().lower() in NUMBER_WORDS), (start, end))
