@@ -1500,10 +1500,10 @@ def name_tokens(text: str) -> list[str]:
 
 def parse_figure(text: str, measured: bool = False) -> tuple[float, float] | None:
     """(value, rounding step) of the first figure in text: '$4.2M' -> (4200000.0, 100000.0), 'three' -> (3, 1)."""
-    if m := _NUMBER_RE.search(text):               # measured: 'm' after it is metres, not million ('25 m')
+    if (m := _NUMBER_RE.search(text)) and not re.match(r"0\d", m.group(1)):   # '0161 496 0000': a code, no figure
         whole, decimals, after = m.group(1), m.group(2) or "", [m.group(3) or "", *text[m.end():].split()[:1]]
         scale = next((MAGNITUDES[w] for w in (w.lower().strip(".,") for w in after)
-                      if w in MAGNITUDES and not (measured and w in MEASURES)), 1.0)
+                      if w in MAGNITUDES and not (measured and w in MEASURES)), 1.0)   # measured: '25 m' is metres
         value = float(whole.replace(",", "") + decimals)
         return value * scale, (10.0 ** -(len(decimals) - 1) if decimals else float(scale > 1)) * scale   # '£1': exact
     if words := [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]:
