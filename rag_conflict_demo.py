@@ -137,7 +137,7 @@ PERSON_NOUNS = frozenset(   # a role only a person holds: 'Who is the CEO?' is a
     "coach captain husband wife father mother son daughter chancellor minister governor mayor king queen pope "
     "justice judge secretary senator premier".split())
 MONEY_NOUNS = frozenset("revenue price cost fee charge surcharge salary budget income profit sales tax fine deductible "
-                        "allowance diem stipend deposit rent fare cash compensation investment".split())
+                        "diem stipend deposit rent fare cash compensation investment".split())
 NOUN_KIND = {noun: kind for kind, nouns in NOUN_KINDS.items() for noun in nouns.split()} | dict.fromkeys(
     PERSON_NOUNS, "person") | dict.fromkeys(MONEY_NOUNS, "number")
 ENTITY_KINDS = {   # the entity labels that answer each kind of question; a nationality ('French') answers none
@@ -1738,8 +1738,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     elif wh is not None and wh.dep_ == "det" and wh.head.lemma_.lower() == "time":
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
-        nouns = sorted((t for t in tokens if t.pos_ in ("NOUN", "VERB", "ADJ")), key=lambda t: (
-            t.pos_ == "ADJ" or t.dep_ in ("compound", "amod"), t.i))   # heads first, then their modifiers
+        nouns = sorted((t for t in tokens if t.pos_ in ("NOUN", "VERB", "ADJ")), key=lambda t: (   # heads first,
+            t.pos_ == "ADJ" or t.dep_ in ("compound", "amod"), len(list(t.ancestors)), t.i))   # then modifiers
         noun = wh.head if wh is not None and wh.dep_ == "det" else next(   # 'Which room ...': a room, whatever
             (t for t in nouns if t.lemma_.lower() in NOUN_KIND), next((t for t in nouns if t.pos_ == "NOUN"), None))
         focus = noun.lemma_.lower() if noun is not None else ""
