@@ -110,9 +110,9 @@ CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a 
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
 HOW_UNITS = {"many": "count", "much": "money|count", "long": "duration|length", "often": "interval",   # 'how X ...?'
-             "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "fast": "speed",
+             "frequently": "interval", "soon": "duration", "quickly": "duration", "heavy": "mass", "tall": "length",
              "big": "count|length|volume|data", "large": "count|length|volume|data", "far": "length|duration",
-             "tall": "length", "old": "age", "early": "duration", "late": "duration|clock", "high": ""}   # answers
+             "fast": "speed|duration", "old": "age", "early": "duration", "late": "duration|clock", "high": ""}
 CHOICE_PREPS = frozenset("by with to as in on through via".split())   # 'delivered by DPD', 'moved to Canvas'
 PRICE_VERBS = frozenset("cost charge pay spend".split())   # 'How much does it cost?': money
 BOUND_VERBS = PRICE_VERBS | {"start", "begin", "range", "price"}   # 'from' after them: a lowest price, not a change
@@ -167,7 +167,8 @@ MEASURES = {unit: (dimension, float(size)) for dimension, units in {   # units o
 MEASURE_NOUNS = {"weight": "mass", "size": "count|length|volume|data", "datum": "data", "length": "length|count",
                  "height": "length", "width": "length", "distance": "length", "range": "length", "capacity":
                  "volume|data", "volume": "volume", "storage": "data", "dimension": "length", "power": "power",
-                 "speed": "speed|count", "discount": "percent", "interest": "percent", "age": "age"}   # its measure
+                 "speed": "speed|count", "discount": "percent", "interest": "percent", "age": "age",
+                 "notice": "duration", "turnaround": "duration", "proportion": "percent", "percentage": "percent"}
 DIMENSIONS = frozenset(dimension for dimension, _ in MEASURES.values())
 TIME_UNITS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
               "fortnight": 14.0, "month": 30.44, "year": 365.25}   # in days: '6 weeks' is '42 days'; months inexact
@@ -178,8 +179,7 @@ AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percen
               "interval": "how often"}   # else 'how many': the figure alone, its unit kept
 KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off".split())   # 'off-peak'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
-# Whether a source answers the question at all: a logistic gate over its reading (gate_features), fitted on the
-# pages' own `answer` labels ("" or not) by the command in docs/fitting.md, which names the sets and those held out.
+# Whether a source answers at all: a logistic gate over its reading (gate_features), fitted as docs/fitting.md shows.
 READING_GATE = (1.434, 1.28, -5.567, 3.612, -0.293, -1.449)   # bias, relevance, score gap, words, a figure, share
 
 # -----------------------------------------------------------------------------
