@@ -1739,7 +1739,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
         asks, unit = "number", "clock"                    # 'What time do visiting hours end?'
     if not asks:
         nouns = sorted((t for t in tokens if t.pos_ in ("NOUN", "VERB", "ADJ")), key=lambda t: (   # heads first,
-            t.pos_ == "ADJ" or t.dep_ in ("compound", "amod"), len(list(t.ancestors)), t.i))   # then modifiers
+            t.pos_ == "ADJ" or t.dep_ in ("compound", "amod"), len(list(t.ancestors)), t.i))   # the root's nearest
         noun = wh.head if wh is not None and wh.dep_ == "det" else next(   # 'Which room ...': a room, whatever
             (t for t in nouns if t.lemma_.lower() in NOUN_KIND), next((t for t in nouns if t.pos_ == "NOUN"), None))
         focus = noun.lemma_.lower() if noun is not None else ""
