@@ -177,7 +177,7 @@ HEDGES = frozenset("about around approximately roughly nearly almost some over u
 HEDGE_TOLERANCE = 0.1
 AUDIT_ASKS = {"money": "how much", "clock": "what time", "percent": "what percent", "date": "what date",
               "interval": "how often"}   # else 'how many': the figure alone, its unit kept
-KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off".split())   # 'off-peak'
+KEPT_STOP_WORDS = frozenset("first third last next full part front back top bottom side off out".split())   # 'off-peak'
 TITLES = frozenset("mr mrs ms dr prof sir dame the".split())   # no part of a name when names are compared
 # Whether a source answers at all: a logistic gate over its reading (gate_features), fitted as docs/fitting.md shows.
 READING_GATE = (1.434, 1.28, -5.567, 3.612, -0.293, -1.449)   # bias, relevance, score gap, words, a figure, share
@@ -681,7 +681,7 @@ def comparable(x: Value, y: Value) -> bool:
 
 
 def _modifiers(about: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
-    return {head: {m for h, m in about if h == head} for head, _ in about}
+    return {head: {PERIODS.get(m, m) for h, m in about if h == head} for head, _ in about}   # 'annual': a year
 
 
 def agree(x: Value, y: Value) -> bool:
@@ -1755,8 +1755,8 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     content = [t for t in tokens if t.tag_ not in ("WP", "WP$", "WRB", "WDT")]
     non = {"non"} if any(t.dep_ == "attr" and any(c.dep_ == "neg" for c in t.head.children) for t in tokens) \
         else set()   # 'an adult who isn't a member' asks of the 'Non-members' column
-    forms = frozenset(w for t in content for w in name_words(t.text) | {t.lemma_.lower(), _WEEKDAYS.get(t.lower_)}
-                      if w) | non   # a weekday in one form: 'Saturdays', 'saturday'
+    forms = frozenset(w for t in content for w in name_words(t.text) | {   # a weekday, a period in one form:
+        t.lemma_.lower(), _WEEKDAYS.get(t.lower_), PERIODS.get(t.lower_)} if w) | non   # 'Saturdays', 'yearly'
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
     state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
