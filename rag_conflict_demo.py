@@ -622,7 +622,8 @@ def off_question(v: Value, sentence: Sentence, question: Question) -> bool:
             question.forms.intersection(_DAYS), days))):
         return True                                    # 'in 2023', 'Mon–Fri', asked of 2024, of Saturday
     if v.kind in ("number", "thing") and v.subject and v.subject.isdisjoint(question.forms) and (
-            question.near is None or v.subject_text not in question.near):
+            question.near is None or v.subject_text not in question.near) and (
+            question.names or not v.subject_text.istitle()):   # a name ('Tarn Valley Water gives ...'): who acts
         return True                                    # 'The monthly pass costs $15', asked what a ride costs
     if question.period and v.kind == "number":
         per = PERIODS.get(v.key[0].partition("/")[2]) or next((PERIODS[m] for _, m in v.about if m in PERIODS), "")
@@ -2051,9 +2052,8 @@ def documents_from_records(records: Iterable[tuple[str, Any]], source: str = "",
         unknown.update(k for k in metadata if k not in (*DOCUMENT_FIELDS, *known))
         docs.append(Document(doc_id, record.get("title") or doc_id, text, stamp, metadata))
     if unknown:
-        log.warning("%sunknown field(s) %s kept as metadata, not read; the fields read are %s (date is taken "
-                    "for timestamp)", f"{source}: " if source else "", ", ".join(sorted(unknown)),
-                    ", ".join(DOCUMENT_FIELDS))
+        log.warning("%sunknown field(s) %s kept as metadata, not read; the fields read are %s (date: the timestamp)",
+                    f"{source}: " if source else "", ", ".join(sorted(unknown)), ", ".join(DOCUMENT_FIELDS))
     return docs
 
 
