@@ -411,14 +411,10 @@ def demo_knowledge_base() -> list[Document]:
          "minute per API key. Requests over the limit get an HTTP 429 response."),
         ("api-002", "API-Reference-v2.0", "2023-09-20", "With the v2.0 release the standard tier's quota increased "
          "to 500 requests per minute, and bursts are smoothed by a token bucket."),
-        ("gen-001", "Acme-Company-Overview", "2023-03-01", "Acme Corp is a software company headquartered in Denver, "
-         "founded in 2012. It employs about 240 people and sells workflow tools to mid-sized manufacturers."),
-        ("gen-002", "Office-Security-Guidelines", "2023-05-10", "Visitors sign in at the front desk and wear a badge "
-         "at all times. Laptops must be locked whenever they are left unattended."),
-        ("gen-003", "Support-Escalation-Process", "2023-07-22", "Customer support answers tickets within 24 hours. "
-         "Urgent incidents are escalated to the on-call engineer through the paging system."),
-        ("gen-004", "Developer-Onboarding-Guide", "2023-08-14", "New developers request credentials from the "
-         "developer portal and read the authentication guide before calling any endpoint.")]
+        ("gen-001", "Acme-Company-Overview", "2023-03-01", "Acme Corp, founded in 2012, sells workflow software."),
+        ("gen-002", "Office-Security-Guidelines", "2023-05-10", "Visitors sign in at the front desk and wear a badge."),
+        ("gen-003", "Support-Escalation-Process", "2023-07-22", "Customer support answers tickets within 24 hours."),
+        ("gen-004", "Developer-Onboarding-Guide", "2023-08-14", "New developers request credentials from the portal.")]
     return [Document(doc_id, title, text, stamp) for doc_id, title, stamp, text in rows]
 
 
@@ -431,8 +427,7 @@ class Retriever:
 
     def __init__(self, docs: Sequence[Document], embedder: Embedder, embeddings: np.ndarray | None = None,
                  vectors: SentenceVectors | None = None) -> None:
-        self.docs = list(docs)
-        self.embedder, self.vectors = embedder, vectors   # with vectors, the query's is kept for the detector
+        self.docs, self.embedder, self.vectors = list(docs), embedder, vectors   # with vectors, the query's is kept
         self.embeddings = (embeddings if embeddings is not None
                            else embedder.encode([document_text_for_embedding(d) for d in docs]))
 
@@ -588,18 +583,19 @@ def asked_by_evidence(question: Question, sources: Sequence[Iterable[Sentence]])
     if question.polar or (question.unit and "|" not in question.unit) or question.asks not in ("thing", "number", ""):
         return question
     kinds: dict[str, list[int]] = {}                  # kind -> [sources saying it of the thing, sources holding it]
-    holding = 0
+    holding, of_kind = 0, not question.category       # 'What font ...?' asks a font; 'What excess ...?' a figure
     for sentences in sources:
         found = {v for s in sentences for v in s.values if v.kind == "number"
                  and (question.asks == "number" or v.label != "CARDINAL" or unit_class(v.key[0]) != "count")
                  and v.key[1] not in question.numbers and _unit_fits(v.key[0], question)
                  and unit_class(v.key[0]) not in ("age", "interval") and not off_question(v, s, question)}   # a count
         holding += bool(found)   # tells no kind: pages are full of them ('[9]'); an age, how often: asked in words
+        of_kind = of_kind or any(question.category in v.subject | {h for h, _ in v.about} for v in found)   # said of it
         for k in {unit_class(v.key[0]) for v in found}:
             said = kinds.setdefault(k, [0, 0])        # first the kind said of the thing asked ('joining deposit')
             said[0] += any(v.about & question.modifiers for v in found if unit_class(v.key[0]) == k)
             said[1] += 1
-    if not kinds or (question.asks != "number" and (holding < 2 or holding * 2 < len(sources))):
+    if not kinds or not of_kind or (question.asks != "number" and (holding < 2 or holding * 2 < len(sources))):
         return question
     return replace(question, asks="number", unit=max(sorted(kinds), key=kinds.__getitem__))
 
@@ -1350,6 +1346,7 @@ _FREQUENCY_RE = re.compile(r"\b(?:(once|twice|thrice|every(?: other)?|[\w.]+(?= 
 _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\b", re.I)   # '55 x 40 x 20 cm'
 _CITATION_RE = re.compile(r"(?<=\S)\[(?:\d{1,3}|[a-z]|note \d{1,3}|[a-z]+ needed)\]")   # a web page's '1883.[3]'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
+_LABEL_RE = re.compile(r"[-*•|\s]*(?:[^:|\n]{0,30}?\s)?([^\W\d_]+)\s*[:|]\s*([^,;(|\n]*[^,;(|\s])")   # 'Font: Arial'
 _SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
 _DAYS = [d.lower() for d in __import__("calendar").day_name]
 _DAY = r"(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:Mon|Tues?|Weds?|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?)"
@@ -1709,6 +1706,9 @@ def choice_values(sent: Span) -> list[Value]:
                            f"choice:{t.lemma_.lower()}{':via' if via else ''}")
             verb = verb if via else next((v for v in t.ancestors if v.pos_ in ("VERB", "AUX")), t)
             found.append(replace(value, reach=sum(1 for _ in verb.ancestors)))
+    if line := _LABEL_RE.match(sent.text):             # 'Surface: red clay': a value of the label's kind
+        v = sent.char_span(*line.span(2), alignment_mode="expand")
+        found.append(_value("thing", name_words(v.text), sent.doc, v.start, v.end, v.root, "choice:" + line[1].lower()))
     return found
 
 
