@@ -666,9 +666,8 @@ def comparable(x: Value, y: Value) -> bool:
     """Two values answer one thing: one kind, class of unit or state group, not two kinds of one head noun."""
     if x.kind != y.kind or (x.kind == "number" and unit_class(x.key[0]) != unit_class(y.key[0])):
         return False                                   # a price and a bare 'one' say nothing of each other
-    if x.kind == "number" and "/" in x.key[0] and "/" in y.key[0] and x.key[0].partition("/")[2] != \
-            y.key[0].partition("/")[2]:
-        return False                                   # '$1,200 per incident', '$19.75 per rental'
+    if x.kind == "number" and "" != x.key[0].partition("/")[2] != y.key[0].partition("/")[2] != "":
+        return False                                   # per two things: '$1,200 per incident', '$19.75 per rental'
     if x.kind == "state" and x.key[0] != y.key[0]:
         return False
     if x.kind == "date" and not any(p and q for p, q in zip(x.key, y.key)):
@@ -1134,9 +1133,8 @@ def audit(docs: Sequence[Document], embeddings: np.ndarray, detector: ConflictDe
                 decided.append((older, newer, float(embeddings[i] @ embeddings[j])))
     log.info("audit: pairs compared, %.1f s in all", time.perf_counter() - clock)
     stale_ids = {old["doc_id"] for old, _, _ in decided}   # each stale page with the newer page nearest it in meaning
-    first: dict[str, dict[str, Any]] = {}                  # of those not stale themselves
-    for old, new, _ in sorted(decided, key=lambda x: (x[1]["doc_id"] in stale_ids, -x[2])):
-        first.setdefault(old["doc_id"], {**old, "newer": new})
+    ranked = sorted(decided, key=lambda x: (x[1]["doc_id"] not in stale_ids, x[2]))   # of those not stale themselves
+    first = {old["doc_id"]: {**old, "newer": new} for old, new, _ in ranked}   # the last, the best, stays
     stale = sorted(first.values(), key=lambda x: (_stamp_seconds(x["timestamp"]), x["doc_id"]))
     return {"stale": stale, "disputes": disputes, "summary": {
         "pages": len(docs), "claims": sum(map(len, claims)), "pairs_compared": len(asked), "stale": len(stale),
@@ -1423,16 +1421,18 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
                  and any(c.dep_ in SUBJECTS for c in a.children)), anchor.sent.root)   # subject, else the root
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
+    whose = {g for c in head.children if c.dep_ in SUBJECTS for t in c.children if t.dep_ == "poss" and t.pos_ ==
+             "PROPN" for g in t.subtree}   # a named owner says whose; what is the owned ('Harrowgate Water's leakage')
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
-                for t in c.subtree if t.pos_ != "PRON"]   # 'your class', 'our staff': no one kind of it
+                for t in c.subtree if t.pos_ != "PRON" and t not in whose]   # 'your class': no one kind of it
     near = [c for t in path for c in t.children if not start <= c.i < end]   # not its own ('14 days' notice')
     near += [g for c in near if c.dep_ == "prep" for g in c.children if g.dep_ == "pobj"]   # 'on the Enterprise plan'
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       (own or range(start, end)))     # the value's own words say nothing of what it answers
-    thing = head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
-    named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
-                      for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
+    thing = bool(whose) or head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
+    named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") or whose and t.pos_ == "PROPN" if thing
+                                              else t.dep_ in _MODIFIER_DEPS) for w in (t.lemma_.lower(), t.lower_))
     if named and not thing and not any(start <= t.i < end for t in subjects):   # and what it acts on ('Safety
         named |= {w for c in near if c.dep_ == "dobj" and c not in path for g in c.subtree
                   if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
