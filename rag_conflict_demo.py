@@ -1422,7 +1422,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
     whose = {g for c in head.children if c.dep_ in SUBJECTS for t in c.children if t.dep_ == "poss" and t.pos_ ==
-             "PROPN" for g in t.subtree}   # a named owner says whose; what is the owned ('Harrowgate Water's leakage')
+             "PROPN" for g in t.subtree}   # a named owner: whose, not which ('Oakridge Zoo's Penguin Encounter')
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
                 for t in c.subtree if t.pos_ != "PRON" and t not in whose]   # 'your class': no one kind of it
     near = [c for t in path for c in t.children if not start <= c.i < end]   # not its own ('14 days' notice')
@@ -1430,9 +1430,9 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     about = modifiers(near + subjects)               # its own nouns', not the clause's
     words = frozenset(t.lower_ for t in clause if not (t.is_stop or t.is_punct or t.is_space) and t.i not in
                       (own or range(start, end)))     # the value's own words say nothing of what it answers
-    thing = bool(whose) or head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
-    named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") or whose and t.pos_ == "PROPN" if thing
-                                              else t.dep_ in _MODIFIER_DEPS) for w in (t.lemma_.lower(), t.lower_))
+    thing = head.lemma_ in THING_VERBS or any(c.dep_ == "nsubjpass" for c in head.children)
+    named = frozenset(w for t in subjects if (t.pos_ in ("NOUN", "ADJ") if thing else t.dep_ in _MODIFIER_DEPS)
+                      for w in (t.lemma_.lower(), t.lower_))   # what a figure is of; of who acts, only which one
     if named and not thing and not any(start <= t.i < end for t in subjects):   # and what it acts on ('Safety
         named |= {w for c in near if c.dep_ == "dobj" and c not in path for g in c.subtree
                   if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
