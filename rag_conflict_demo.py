@@ -1421,8 +1421,8 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
                  and any(c.dep_ in SUBJECTS for c in a.children)), anchor.sent.root)   # subject, else the root
     span, clause = doc[start:end], list(head.subtree)
     path = [anchor, *itertools.takewhile(lambda a: a != head, anchor.ancestors), head]
-    whose = {g for c in head.children if c.dep_ in SUBJECTS for t in c.children if t.dep_ == "poss" and t.pos_ ==
-             "PROPN" for g in t.subtree}   # a named owner: whose, not which ('Oakridge Zoo's Penguin Encounter')
+    whose = {g for c in head.children if c.dep_ in SUBJECTS for t in c.children
+             if t.dep_ == "poss" and t.pos_ == "PROPN" for g in t.subtree}   # 'Oakridge Zoo's': whose, not which
     subjects = [t for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")
                 for t in c.subtree if t.pos_ != "PRON" and t not in whose]   # 'your class': no one kind of it
     near = [c for t in path for c in t.children if not start <= c.i < end]   # not its own ('14 days' notice')
