@@ -121,7 +121,10 @@ THING_VERBS = frozenset({"cost", "be", "include"})   # a subject of these is wha
 # of another verb ('Exhibitors pay £4.50', 'An engineer attends within 4 hours') it is who acts: its kind, or its object
 AGE_WORDS = frozenset({"age", "aged", "old", "young"})   # a figure they govern is an age: 'aged 16', '16 years old'
 KIND_NOUNS = frozenset("kind type sort form".split())   # 'What kind of boarding pass': the kind is the pass
-END_WORDS = frozenset("end close finish stop until till late".split())   # asks the end of a span of hours
+ENDS = ("open opens opening start starts begin begins earliest first minimum min least lowest lower",   # the two
+        "close closes closing end ends finish finishes until till latest last maximum max most highest upper")   # ends
+END_SIDE = {word: side for side, words in enumerate(ENDS) for word in words.split()}   # of a span or range, as written
+ORDINALS = frozenset({"first", "last"})   # ends of times only ('the last ferry'; 'the first box' is a kind)
 PERIODS = {w: p.split()[0] for p in "year annual annually yearly,month monthly,fortnight fortnightly,week weekly,"
            "day daily,hour hourly,night nightly".split(",") for w in p.split()}   # a price's period; how often
 NOUN_KINDS = {
@@ -216,6 +219,7 @@ class Value:
     reach: int = 0                  # tokens in its clause: the smaller, the nearer what it answers
     subject: frozenset[str] = frozenset()   # its clause's subject ('monthly pass'), or of one who acts its modifiers
     subject_text: str = ""          # ... as written: 'The monthly pass'
+    side: int = -1                  # the end of a span or range it is: 0 the first or least, 1 the last; -1 neither
 
 
 @dataclass(frozen=True)
@@ -247,7 +251,7 @@ class Question:
     polar: bool = False             # a yes/no question ('Are pets allowed in the cabin?')
     state: tuple[str, int] | None = None   # its own state word's (group, side): 'allowed' -> ('allowed', 0)
     unit: str = ""                  # the kind of figure asked: money | percent | clock | duration | count | ""
-    end: bool = False               # asks when a span of hours ends ('What time do visiting hours end?')
+    side: int = -1                  # the END_SIDE asked: 1 'What time do visiting hours end?'; -1 neither
     period: str = ""                # the payment period it names: 'if I pay annually' -> 'year'
     near: frozenset[str] | None = None   # subjects of its sources' sentences near it in meaning (None: not known)
     names: frozenset[str] = frozenset()   # its proper nouns' words: 'Edinburgh Haymarket' -> edinburgh, haymarket
@@ -303,27 +307,11 @@ class ConflictReport:
     gate: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False, hash=False)   # gate_features
 
 
-@dataclass(frozen=True)
-class Cluster:
-    members: tuple[str, ...]        # doc_ids, retrieval order
-    kept: tuple[str, ...]
-    discarded: tuple[str, ...]
-    strategy: str                   # recency | surface
-    note: str                       # why this strategy
-
-
-@dataclass(frozen=True)
-class Resolution:
-    kept: tuple[RetrievedContext, ...]   # what the reader sees, retrieval order
-    clusters: tuple[Cluster, ...]
-
-
-@dataclass(frozen=True)
-class Answer:
-    text: str                       # "" when the reader found no answer
-    confidence: float               # 0..1
-    start: int = -1                 # character offsets into the context read; -1 when none
-    end: int = -1
+# A cluster of contradicting sources: doc_ids (retrieval order) of its members, those kept and those discarded; its
+# strategy (recency | surface) and why. A resolution: the contexts the reader sees (retrieval order), the clusters.
+Cluster = namedtuple("Cluster", "members kept discarded strategy note")
+Resolution = namedtuple("Resolution", "kept clusters")
+Answer = namedtuple("Answer", "text confidence start end", defaults=(-1, -1))   # "" none; 0..1; offsets in the context
 
 
 @dataclass(frozen=True)
@@ -508,9 +496,11 @@ def values_asked(sentence: Sentence, question: Question) -> tuple[Value, ...]:
             continue
         if (v.kind in ("number", "state", "date") or choice_head(v)) and off_question(v, sentence, question):
             continue
+        if question.side >= 0 and v.side == 1 - question.side:
+            continue
         found.append(v)
-    last = len(question.forms & {"first", "early"}) - len(question.forms & {"last", "late"})   # 'the last ferry'
-    return tuple(sorted(found, key=lambda v: (question.end and v.label == "TIME", -named(v, question), v.reach,
+    last = {0: 1, 1: -1}.get(question.side, 0)        # the end asked first; of times, the first or last ('ferry')
+    return tuple(sorted(found, key=lambda v: (last and v.side != question.side, -named(v, question), v.reach,
                                               last * v.key[1] if v.kind == "number" and v.key[0] == "clock" else 0)))
 
 
@@ -1074,7 +1064,7 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
             elif v.kind == "number" or (v.kind == "date" and v.key[1]):   # a day or month: a bare year qualifies
                 start, end = v.start - s.start, v.end - s.start
                 asks = AUDIT_ASKS.get("date" if v.kind == "date" else unit_class(v.key[0]), "how many")
-                if v.label == "TIME-END" and (to := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
+                if v.side == 1 and (to := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
                     start, asks = to.start(), "until what time"   # asked as the end of the span
                 if asks == "how many":                 # the figure alone, its unit kept: 'how many requests'
                     start, end = next(((start + m.start(), start + m.end()) for m in re.finditer(r"\S+", said[
@@ -1345,7 +1335,8 @@ _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\
 _CITATION_RE = re.compile(r"(?<=\S)\[(?:\d{1,3}|[a-z]|note \d{1,3}|[a-z]+ needed)\]")   # a web page's '1883.[3]'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _LABEL_RE = re.compile(r"[-*•|\s]*(?:[^:|\n]{0,30}?\s)?([^\W\d_]+)\s*[:|]\s*([^,;(|\n]*[^,;(|\s])")   # 'Font: Arial'
-_SPAN_END_RE = re.compile(r"(?:\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
+_SPAN_END_RE = re.compile(r"(?:\bfrom|\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
+_SPAN_START_RE = re.compile(r"\s*(?:to|until|till|through|[–—-])\s*[^\s\d]{0,3}\d", re.I)   # '8am to 1pm', '£5–£9'
 _DAYS = [d.lower() for d in __import__("calendar").day_name]
 _DAY = r"(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:Mon|Tues?|Weds?|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?)"
 _DATED = r"(?!,?\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+|[A-Z][a-z]+\s+\d))"   # 'Tuesday 3 September': a date's day
@@ -1437,7 +1428,7 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
         named |= {w for c in near if c.dep_ == "dobj" and c not in path for g in c.subtree
                   if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
-                 named, " ".join(t.text for t in subjects))
+                 named, " ".join(t.text for t in subjects), _side(doc, start, span.start_char, span.end_char))
 
 
 def entity_values(ent: Span) -> list[Value]:
@@ -1471,11 +1462,11 @@ def clock_values(ent: Span) -> list[Value]:
             minutes = int(hhmm) * 60 + int(mm)
         at = ent.start_char + m.start()
         span = doc.char_span(at, ent.start_char + m.end(), alignment_mode="expand")
-        value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root,
-                       "TIME-END" if _SPAN_END_RE.search(doc.text[max(0, at - 8):at]) else "TIME")
+        value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root, "TIME")
         days = next((d for a, b, d in groups if b <= at), ()) if before else next(   # with a time: 'from 9am to
             (d for a, b, d in reversed(groups) if a >= span.end_char), ())             # 6pm at weekends'
-        found.append(replace(value, about=value.about | {("weekday", d) for d in days}))
+        found.append(replace(value, about=value.about | {("weekday", d) for d in days},
+                             side=_side(doc, span.start, at, ent.start_char + m.end())))
     return found
 
 
@@ -1602,6 +1593,20 @@ def _hedged(doc: Any, start: int) -> bool:
     """The figure at token start follows a hedge: 'about', 'over', 'up to' (not 'to' alone: 'restated to $11.9M')."""
     before = doc[start - 1].lower_ if start > 0 else ""
     return before in HEDGES or (before == "to" and start > 1 and doc[start - 2].lower_ == "up")
+
+
+def _side(doc: Any, start: int, at: int, end: int) -> int:
+    """The END_SIDE of the value at token start, characters at..end: before or after 'from', 'to' or '–' ('9am–5pm'),
+    else of the nearest end word before it in its sentence, no figure between ('open at 9 and close at 5')."""
+    if _SPAN_START_RE.match(doc.text, end):
+        return 0
+    changed = start > 1 and doc[start - 1].lower_ == "to" and doc[start - 2].pos_ in ("VERB", "AUX")   # 'rises to'
+    if (span := _SPAN_END_RE.search(doc.text[max(0, at - 8):at])) and not changed:
+        return int(span.group().strip().lower() != "from")
+    for t in reversed(doc[doc[start].sent.start:start]):
+        if any(c.isdigit() for c in t.text) or t.lower_ in END_SIDE:
+            return END_SIDE.get(t.lower_, -1)
+    return -1
 
 
 def former(token: Token, change: bool = True) -> bool:
@@ -1782,13 +1787,16 @@ def analyse_question(doc: Any, parser: Parser) -> Question:
     numbers = frozenset(p[0] for t in tokens if t.like_num and (p := parse_figure(t.text)))
     states = [v.key for v in state_values(doc[:]) if not v.label.startswith("modal:") or v.start == 0]
     state = min(states, key=lambda k: k[0] != "charged", default=None)   # 'Do I have to pay?' asks of a charge
-    ends = any(t.lemma_.lower() in END_WORDS and (t.pos_ != "NOUN" or t.dep_ == "ROOT") for t in tokens)
+    timed = asks == "date" or "clock" in unit         # not 'stay open', 'opening hours', 'Open Harbour', 'first sold'
+    sides = {END_SIDE.get(t.lower_, -1) for t in tokens if not polar and t.dep_ != "acomp" and t.pos_ != "PROPN" and (
+        t.pos_, t.dep_) != ("NOUN", "compound") and (t.lemma_ not in ORDINALS or timed and t.pos_ != "ADV")} - {-1}
     period = next((PERIODS[t.lower_] for t in tokens if t.lower_ in PERIODS and not (t.i and t.nbor(-1).like_num)), "")
     kinds = modifiers(t for t in tokens if t.lower_ not in HOW_UNITS)   # 'How much water' asks no kind of water
     names = frozenset(w for t in content if "PROPN" in (t.pos_, t.head.pos_) and t.pos_ in ("PROPN", "NUM")
                       and t.ent_type_ not in ("DATE", "TIME") for w in name_words(t.text))   # 'the Vireo 300'; no 'May'
     return Question(doc.text, asks, parser.words(content) | non, forms, frozenset(int(y) for y in _YEAR_RE.findall(
-        doc.text)), kinds, numbers, polar, state, unit, ends, period, names=names, category=category)
+        doc.text)), kinds, numbers, polar, state, unit, sides.pop() if len(sides) == 1 else -1, period,
+        names=names, category=category)
 
 
 # -----------------------------------------------------------------------------
@@ -2177,14 +2185,7 @@ def index_documents(texts: Sequence[str], embedder: Embedder, detector: Conflict
 # -----------------------------------------------------------------------------
 # evaluation (--eval): detection and answers on cases with their own documents
 
-@dataclass(frozen=True)
-class EvalCase:
-    case_id: str
-    category: str
-    query: str
-    expected_answers: tuple[str, ...]
-    expect_conflict: bool
-    documents: tuple[Document, ...]                 # the case's own knowledge base
+EvalCase = namedtuple("EvalCase", "case_id category query expected_answers expect_conflict documents")   # its own kb
 
 
 def load_cases(path: str) -> list[EvalCase]:
@@ -2386,10 +2387,7 @@ def color_palette(no_color_flag: bool, stream: Any) -> Palette:
     if no_color_flag or os.environ.get("NO_COLOR") or not (
             os.environ.get("FORCE_COLOR") or getattr(stream, "isatty", lambda: False)()):
         return Palette()
-    from colorama import Fore, Style, just_fix_windows_console
-    just_fix_windows_console()
-    return Palette(Style.DIM, Fore.RED + Style.BRIGHT, Fore.GREEN + Style.BRIGHT, Fore.YELLOW,
-                   Fore.GREEN, Style.BRIGHT, Style.RESET_ALL)
+    return Palette(*(f"\033[{code}m" for code in ("2", "1;31", "1;32", "33", "32", "1", "0")))   # ANSI: dim, red, ...
 
 
 def _field(label: str, value: str, p: Palette, color: str = "") -> list[str]:
@@ -2440,7 +2438,7 @@ def response_json(r: RAGResponse) -> dict[str, Any]:
             "low_confidence": bool(r.answer) and not r.split and r.confidence < LOW_CONFIDENCE,
             "conflict": {"detected": r.report.has_conflict,   # pairs and clusters: every field, in field order
                          "pairs": [{**p._asdict(), "topic_sim": round(p.topic_sim, 6)} for p in r.report.pairs],
-                         "clusters": [dict(vars(c)) for c in r.clusters]},
+                         "clusters": [c._asdict() for c in r.clusters]},
             "sources": [{"doc_id": c.document.doc_id, "title": c.document.title, "timestamp": c.document.timestamp,
                          "score": round(c.score, 6), "status": source_status(r, c.document.doc_id),
                          "answer": r.report.answers.get(c.document.doc_id, "")} for c in r.sources],
