@@ -1064,7 +1064,7 @@ def claim_questions(doc: Document, parser: Parser) -> list[tuple[int, str]]:
             elif v.kind == "number" or (v.kind == "date" and v.key[1]):   # a day or month: a bare year qualifies
                 start, end = v.start - s.start, v.end - s.start
                 asks = AUDIT_ASKS.get("date" if v.kind == "date" else unit_class(v.key[0]), "how many")
-                if v.side == 1 and (to := _SPAN_END_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
+                if v.side == 1 and (to := _SPAN_BEFORE_RE.search(said[:start])):   # 'from 2 pm to 8 pm':
                     start, asks = to.start(), "until what time"   # asked as the end of the span
                 if asks == "how many":                 # the figure alone, its unit kept: 'how many requests'
                     start, end = next(((start + m.start(), start + m.end()) for m in re.finditer(r"\S+", said[
@@ -1335,8 +1335,8 @@ _BOX_RE = re.compile(r" ?[x×] ?".join([r"(\d+(?:\.\d+)?) ?([a-z]*)"] * 3) + r"\
 _CITATION_RE = re.compile(r"(?<=\S)\[(?:\d{1,3}|[a-z]|note \d{1,3}|[a-z]+ needed)\]")   # a web page's '1883.[3]'
 _ASKING_RE = re.compile(r"\?\W*$")                  # a line that asks: '**Can I bring my dog?**'
 _LABEL_RE = re.compile(r"[-*•|\s]*(?:[^:|\n]{0,30}?\s)?([^\W\d_]+)\s*[:|]\s*([^,;(|\n]*[^,;(|\s])")   # 'Font: Arial'
-_SPAN_END_RE = re.compile(r"(?:\bfrom|\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)
-_SPAN_START_RE = re.compile(r"\s*(?:to|until|till|through|[–—-])\s*[^\s\d]{0,3}\d", re.I)   # '8am to 1pm', '£5–£9'
+_SPAN_BEFORE_RE = re.compile(r"(?:\bfrom|\bto|\buntil|\btill|\bby|[–—-])\s*$", re.I)   # 'from 9', 'to 5', '–5'
+_SPAN_AFTER_RE = re.compile(r"\s*(?:to|until|till|through|[–—-])\s*[^\s\d]{0,3}\d", re.I)   # '8am to 1pm', '£5–£9'
 _DAYS = [d.lower() for d in __import__("calendar").day_name]
 _DAY = r"(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:Mon|Tues?|Weds?|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?)"
 _DATED = r"(?!,?\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+|[A-Z][a-z]+\s+\d))"   # 'Tuesday 3 September': a date's day
@@ -1406,7 +1406,7 @@ def modifiers(tokens: Iterable[Token]) -> frozenset[tuple[str, str]]:
 
 
 def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, label: str = "",
-           hedged: bool = False, own: range | None = None) -> Value:
+           hedged: bool = False, own: range | None = None, chars: tuple[int, int] | None = None) -> Value:
     """A Value over tokens start..end, with the modifiers of its nouns and subject and its clause's words."""
     head = next((a for a in anchor.ancestors if a.pos_ in ("VERB", "AUX")   # its clause: the nearest verb with a
                  and any(c.dep_ in SUBJECTS for c in a.children)), anchor.sent.root)   # subject, else the root
@@ -1427,8 +1427,9 @@ def _value(kind: str, key: Any, doc: Any, start: int, end: int, anchor: Token, l
     if named and not thing and not any(start <= t.i < end for t in subjects):   # and what it acts on ('Safety
         named |= {w for c in near if c.dep_ == "dobj" and c not in path for g in c.subtree
                   if g.pos_ in ("NOUN", "PROPN") for w in (g.lemma_.lower(), g.lower_)}   # wardens flush the showers')
+    at, stop = chars or (span.start_char, span.end_char)   # a clock's own, inside its token ('8am–8pm')
     return Value(kind, key, span.text, span.start_char, span.end_char, label, hedged, about, words, len(clause),
-                 named, " ".join(t.text for t in subjects), _side(doc, start, span.start_char, span.end_char))
+                 named, " ".join(t.text for t in subjects), _side(doc, start, at, stop))
 
 
 def entity_values(ent: Span) -> list[Value]:
@@ -1462,11 +1463,11 @@ def clock_values(ent: Span) -> list[Value]:
             minutes = int(hhmm) * 60 + int(mm)
         at = ent.start_char + m.start()
         span = doc.char_span(at, ent.start_char + m.end(), alignment_mode="expand")
-        value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root, "TIME")
+        value = _value("number", ("clock", float(minutes), 1.0), doc, span.start, span.end, span.root, "TIME",
+                       chars=(at, ent.start_char + m.end()))
         days = next((d for a, b, d in groups if b <= at), ()) if before else next(   # with a time: 'from 9am to
             (d for a, b, d in reversed(groups) if a >= span.end_char), ())             # 6pm at weekends'
-        found.append(replace(value, about=value.about | {("weekday", d) for d in days},
-                             side=_side(doc, span.start, at, ent.start_char + m.end())))
+        found.append(replace(value, about=value.about | {("weekday", d) for d in days}))
     return found
 
 
@@ -1598,10 +1599,10 @@ def _hedged(doc: Any, start: int) -> bool:
 def _side(doc: Any, start: int, at: int, end: int) -> int:
     """The END_SIDE of the value at token start, characters at..end: before or after 'from', 'to' or '–' ('9am–5pm'),
     else of the nearest end word before it in its sentence, no figure between ('open at 9 and close at 5')."""
-    if _SPAN_START_RE.match(doc.text, end):
+    if _SPAN_AFTER_RE.match(doc.text, end):
         return 0
     changed = start > 1 and doc[start - 1].lower_ == "to" and doc[start - 2].pos_ in ("VERB", "AUX")   # 'rises to'
-    if (span := _SPAN_END_RE.search(doc.text[max(0, at - 8):at])) and not changed:
+    if (span := _SPAN_BEFORE_RE.search(doc.text[max(0, at - 8):at])) and not changed:
         return int(span.group().strip().lower() != "from")
     for t in reversed(doc[doc[start].sent.start:start]):
         if any(c.isdigit() for c in t.text) or t.lower_ in END_SIDE:
